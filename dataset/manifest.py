@@ -1,0 +1,189 @@
+"""loclab's gold manifest: a header line, then one JSON row per task (JSONL).
+
+The header carries the BLAKE3 content hash of the task rows, so every number loclab logs is tied
+to the exact task set; a manifest whose rows do not match its header fails to load.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from locator.hashing import blake3_hex, canonical_json
+from locator.task import Record, Task
+
+MANIFEST_KIND = "loclab-manifest"
+
+
+class ManifestError(ValueError):
+    """Bad dataset input; the message names the file, the line and the field."""
+
+
+class ManifestHashError(ManifestError):
+    pass
+
+
+class PypiSubject(Record):
+    kind: Literal["pypi"] = "pypi"
+    requirement: str
+    artifact: Literal["wheel", "sdist"]
+    artifact_filename: str
+    artifact_sha256: str | None = None
+    path_map: dict[str, str] = Field(default_factory=lambda: {"": ""})
+    verify_sha256: dict[str, str] = Field(default_factory=dict)
+
+
+class GitSubject(Record):
+    kind: Literal["git"] = "git"
+    repository: str
+    revision: str
+    verify_sha256: dict[str, str] = Field(default_factory=dict)
+
+
+class LocalSubject(Record):
+    kind: Literal["local"] = "local"
+    path: str
+    verify_sha256: dict[str, str] = Field(default_factory=dict)
+
+
+SubjectSpec = Annotated[PypiSubject | GitSubject | LocalSubject, Field(discriminator="kind")]
+
+
+class GoldSpan(Record):
+    path: str
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    region: int = Field(ge=0, description="gold hunk the span belongs to (gold-region recall)")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "GoldSpan":
+        if self.end_line < self.start_line:
+            raise ValueError(f"end_line {self.end_line} < start_line {self.start_line}")
+        return self
+
+
+class Gold(Record):
+    files: list[str] = Field(min_length=1)
+    spans: list[GoldSpan]
+    entities: list[str] | None = Field(
+        default=None, description="None: derived from the verified subject at scoring time"
+    )
+    rule: str
+
+    @model_validator(mode="after")
+    def _spans_in_files(self) -> "Gold":
+        stray = sorted({s.path for s in self.spans} - set(self.files))
+        if stray:
+            raise ValueError(f"gold spans in files that are not gold files: {stray}")
+        return self
+
+
+class ManifestRow(Record):
+    task: Task
+    subject: SubjectSpec
+    gold: Gold
+
+
+class ContentHash(Record):
+    algorithm: Literal["blake3"] = "blake3"
+    hex: str
+
+
+class ManifestHeader(Record):
+    kind: Literal["loclab-manifest"] = MANIFEST_KIND
+    schema_version: Literal[1] = 1
+    name: str
+    version: str
+    description: str
+    gold_rule: str
+    task_count: int
+    content_hash: ContentHash
+
+
+class Manifest(Record):
+    header: ManifestHeader
+    rows: list[ManifestRow]
+    source: str
+
+    @property
+    def content_hash(self) -> str:
+        return self.header.content_hash.hex
+
+    def select(self, task_ids: list[str] | None = None, limit: int | None = None) -> list[ManifestRow]:
+        rows = self.rows
+        if task_ids:
+            known = {r.task.id for r in rows}
+            unknown = sorted(set(task_ids) - known)
+            if unknown:
+                raise ManifestError(f"{self.source}: unknown task ids {unknown}")
+            rows = [r for r in rows if r.task.id in set(task_ids)]
+        return rows[:limit] if limit is not None else rows
+
+
+def rows_hash(rows: list[ManifestRow]) -> str:
+    return blake3_hex("\n".join(canonical_json(r.model_dump(mode="json")) for r in rows))
+
+
+def build_manifest(name: str, version: str, description: str, gold_rule: str, rows: list[ManifestRow], source: str) -> Manifest:
+    ids = [r.task.id for r in rows]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ManifestError(f"{source}: duplicate task ids {duplicates}")
+    header = ManifestHeader(
+        name=name, version=version, description=description, gold_rule=gold_rule,
+        task_count=len(rows), content_hash=ContentHash(hex=rows_hash(rows)),
+    )
+    return Manifest(header=header, rows=rows, source=source)
+
+
+def _field_error(path: Path, lineno: int, error: ValidationError) -> ManifestError:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(row)"
+    return ManifestError(f"{path}:{lineno}: field {where}: {first['msg']}")
+
+
+def _json_line(path: Path, lineno: int, line: str) -> dict:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(f"{path}:{lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise ManifestError(f"{path}:{lineno}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def load_manifest(path: str | Path, verify_hash: bool = True) -> Manifest:
+    path = Path(path)
+    if not path.is_file():
+        raise ManifestError(f"{path}: dataset file not found")
+    lines = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
+    if not lines:
+        raise ManifestError(f"{path}: empty manifest")
+    try:
+        header = ManifestHeader.model_validate(_json_line(path, *lines[0]))
+    except ValidationError as exc:
+        raise _field_error(path, lines[0][0], exc) from None
+    rows = []
+    for lineno, line in lines[1:]:
+        try:
+            rows.append(ManifestRow.model_validate(_json_line(path, lineno, line)))
+        except ValidationError as exc:
+            raise _field_error(path, lineno, exc) from None
+    manifest = build_manifest(header.name, header.version, header.description, header.gold_rule, rows, str(path))
+    if verify_hash and manifest.header != header:
+        raise ManifestHashError(
+            f"{path}: header does not match the rows (content_hash {header.content_hash.hex[:16]}… vs "
+            f"{manifest.content_hash[:16]}…, task_count {header.task_count} vs {len(rows)}); "
+            f"if the edit was intended, reseal with `python -m experiments.manifest seal {path}`"
+        )
+    return manifest
+
+
+def write_manifest(manifest: Manifest, path: str | Path) -> None:
+    path = Path(path)
+    lines = [canonical_json(manifest.header.model_dump(mode="json"))]
+    lines += [canonical_json(r.model_dump(mode="json")) for r in manifest.rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

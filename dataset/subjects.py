@@ -1,0 +1,194 @@
+"""Materialize a task's subject into a directory laid out in repository paths.
+
+Content-addressed: the cache key is the subject spec itself, so an identical spec is fetched once.
+Every expected file hash is checked after materializing (and again when reusing the cache);
+a mismatch fails the task closed — it is never localized or scored against the wrong code.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+from packaging.utils import parse_wheel_filename
+
+from dataset.manifest import GitSubject, LocalSubject, PypiSubject, SubjectSpec
+from locator.hashing import blake3_hex, canonical_json, sha256_file
+from locator.repository import PathOutsideSubjectError, normalize_relpath
+
+_MARKER = ".loclab-subject.json"
+
+
+class SubjectError(RuntimeError):
+    """The subject could not be obtained."""
+
+
+class SubjectIntegrityError(SubjectError):
+    """The subject is not the code the task is about (hash mismatch or missing file)."""
+
+
+def verify_files(root: Path, expected: dict[str, str], what: str) -> None:
+    for rel, sha in sorted(expected.items()):
+        path = root / normalize_relpath(rel)
+        if not path.is_file():
+            raise SubjectIntegrityError(f"{what}: expected file {rel!r} is missing from the subject")
+        actual = sha256_file(path)
+        if actual != sha:
+            raise SubjectIntegrityError(
+                f"{what}: sha256 mismatch for {rel!r}: expected {sha}, got {actual}; refusing to use this subject"
+            )
+
+
+def _spec_key(spec: PypiSubject | GitSubject) -> str:
+    """What is fetched, not what is checked: tasks sharing an artifact share one copy."""
+    return blake3_hex(canonical_json(spec.model_dump(mode="json", exclude={"verify_sha256"})))[:20]
+
+
+def _pip_flags(spec: PypiSubject) -> list[str]:
+    if spec.artifact == "sdist":
+        return ["--no-binary", ":all:"]
+    _, _, _, tags = parse_wheel_filename(spec.artifact_filename)
+    tag = sorted(tags, key=str)[0]
+    flags = ["--only-binary", ":all:"]
+    if tag.platform != "any":
+        flags += ["--platform", tag.platform]
+    if tag.interpreter.startswith("cp") and tag.interpreter[2:].isdigit():
+        digits = tag.interpreter[2:]
+        flags += ["--python-version", f"{digits[0]}.{digits[1:]}", "--implementation", "cp", "--abi", tag.abi]
+    return flags
+
+
+def _pip_download(spec: PypiSubject, dest: Path) -> Path:
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check",
+           "-d", str(dest), *_pip_flags(spec), spec.requirement]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SubjectError(f"pip download {spec.requirement} failed: {proc.stderr.strip()[-2000:]}")
+    artifacts = sorted(dest.iterdir())
+    if len(artifacts) != 1:
+        raise SubjectError(f"pip download {spec.requirement}: expected one artifact, got {[a.name for a in artifacts]}")
+    artifact = artifacts[0]
+    if artifact.name == spec.artifact_filename and spec.artifact_sha256:
+        actual = sha256_file(artifact)
+        if actual != spec.artifact_sha256:
+            raise SubjectIntegrityError(
+                f"{artifact.name}: artifact sha256 mismatch: expected {spec.artifact_sha256}, got {actual}"
+            )
+    return artifact
+
+
+def _safe_target(root: Path, member: str) -> Path:
+    try:
+        return root / normalize_relpath(member)
+    except PathOutsideSubjectError as exc:
+        raise SubjectIntegrityError(f"archive member escapes the subject root: {exc}") from None
+
+
+def _unpack(artifact: Path, dest: Path) -> None:
+    if artifact.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(artifact) as archive:
+            for member in archive.infolist():
+                if member.is_dir():
+                    continue
+                target = _safe_target(dest, member.filename)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as src, target.open("wb") as out:
+                    shutil.copyfileobj(src, out)
+    elif artifact.name.endswith((".tar.gz", ".tgz", ".tar")):
+        with tarfile.open(artifact) as archive:
+            archive.extractall(dest, filter="data")
+    else:
+        raise SubjectError(f"unknown artifact type: {artifact.name}")
+
+
+def _apply_path_map(unpacked: Path, tree: Path, path_map: dict[str, str]) -> None:
+    """Move artifact paths to repository paths; longest artifact prefix first."""
+    tree.mkdir(parents=True, exist_ok=True)
+    for repo_prefix, artifact_prefix in sorted(path_map.items(), key=lambda kv: -len(kv[1])):
+        source = unpacked / artifact_prefix if artifact_prefix else unpacked
+        if not source.exists():
+            raise SubjectError(f"path_map: {artifact_prefix!r} is not in the artifact")
+        for file in sorted(p for p in source.rglob("*") if p.is_file() or p.is_symlink()):
+            target = tree / repo_prefix / file.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            file.rename(target)
+
+
+def _publish(staging: Path, final: Path) -> None:
+    """Atomic: a half-built subject is never visible; a concurrent winner is kept."""
+    try:
+        staging.rename(final)
+    except OSError:
+        if not final.exists():
+            raise
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+class SubjectStore:
+    def __init__(self, cache_dir: str | Path, manifest_dir: str | Path | None = None):
+        self.cache_dir = Path(cache_dir)
+        self.manifest_dir = Path(manifest_dir) if manifest_dir else Path.cwd()
+
+    def materialize(self, spec: SubjectSpec, what: str) -> Path:
+        if isinstance(spec, LocalSubject):
+            root = Path(spec.path)
+            root = root if root.is_absolute() else (self.manifest_dir / root)
+            if not root.is_dir():
+                raise SubjectError(f"{what}: local subject is not a directory: {root}")
+        elif isinstance(spec, PypiSubject):
+            root = self._cached(spec, what, self._build_pypi)
+        else:
+            root = self._cached(spec, what, self._build_git)
+        verify_files(root, spec.verify_sha256, what)
+        return root
+
+    def _cached(self, spec: PypiSubject | GitSubject, what: str, build) -> Path:
+        final = self.cache_dir / "subjects" / spec.kind / _spec_key(spec)
+        tree = final / "tree"
+        if (final / _MARKER).is_file():
+            return tree
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=final.parent))
+        try:
+            build(spec, staging, staging / "tree")
+            verify_files(staging / "tree", spec.verify_sha256, what)
+            (staging / _MARKER).write_text(canonical_json(spec.model_dump(mode="json")) + "\n", encoding="utf-8")
+            _publish(staging, final)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        return tree
+
+    def _build_pypi(self, spec: PypiSubject, staging: Path, tree: Path) -> None:
+        artifact = _pip_download(spec, staging / "download")
+        unpacked = staging / "unpacked"
+        _unpack(artifact, unpacked)
+        _apply_path_map(unpacked, tree, spec.path_map)
+        shutil.rmtree(unpacked)
+        artifact.unlink()
+
+    def _build_git(self, spec: GitSubject, staging: Path, tree: Path) -> None:
+        source = Path(spec.repository)
+        if not source.is_absolute() and (self.manifest_dir / source).exists():
+            source = self.manifest_dir / source
+        repo = str(source) if source.exists() else spec.repository
+        if not source.exists():
+            repo = str(staging / "clone.git")
+            _git(["clone", "--bare", "--quiet", spec.repository, repo], spec)
+        tree.mkdir(parents=True)
+        archive = staging / "tree.tar"
+        _git(["-C", repo, "archive", "--format=tar", "-o", str(archive), spec.revision], spec)
+        with tarfile.open(archive) as tar:
+            tar.extractall(tree, filter="data")
+        archive.unlink()
+
+
+def _git(args: list[str], spec: GitSubject) -> None:
+    proc = subprocess.run(["git", *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SubjectError(f"git subject {spec.repository}@{spec.revision}: git {args[0]} failed: {proc.stderr.strip()}")

@@ -1,0 +1,1 @@
+"""Entry points: run, score, manifest tools."""

@@ -1,0 +1,46 @@
+"""Per-job tables: the per-task frame, its aggregate, and the console summary."""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from experiments.pipeline import TaskOutcome
+
+SUMMARY_METRICS = (
+    "file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr",
+    "entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall",
+    "model_calls", "physical_model_calls", "input_tokens", "output_tokens", "source_lines_read", "elapsed_ms",
+)
+
+
+def per_task_frame(outcomes: list[TaskOutcome]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"task_id": o.task_id, "repeat": o.repeat, "status": o.status, "reused": o.reused,
+             "error": o.error, **o.scores}
+            for o in outcomes
+        ]
+    )
+
+
+def _fmt(value: float | None) -> str:
+    if value is None or value != value:
+        return "—"
+    return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def print_summary(title: str, aggregate: pd.DataFrame, counts: dict[str, int], console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title=title)
+    for column in ("metric", "mean", "95% CI", "n"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for name in SUMMARY_METRICS:
+        if name not in aggregate.index:
+            continue
+        row = aggregate.loc[name]
+        ci = f"[{_fmt(row.ci95_low)}, {_fmt(row.ci95_high)}]" if row.ci95_low is not None else "—"
+        table.add_row(name, _fmt(row["mean"]), ci, str(int(row.n)))
+    console.print(table)
+    console.print(", ".join(f"{k}: {v}" for k, v in counts.items()))

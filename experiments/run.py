@@ -1,0 +1,120 @@
+"""`python -m experiments.run`: localize and score a task set, log everything to MLflow.
+
+    python -m experiments.run                                  # demo set, two_phase, lexical System One
+    python -m experiments.run -m locator=two_phase,bm25        # a sweep: one MLflow run per job
+    python -m experiments.run dataset=swebench_lite_pypi locator=bm25
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+import hydra
+import mlflow
+import pandas as pd
+from hydra.core.hydra_config import HydraConfig
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+from tqdm import tqdm
+
+from experiments.paths import git_revision, register_resolvers
+from experiments.pipeline import Job
+from experiments.report import per_task_frame, print_summary
+from experiments.tracking import PARENT_RUN_ENV, PARENT_TAG, ensure_experiment, flatten, mlflow_key, sqlite_uri
+from metrics.aggregate import aggregate
+
+register_resolvers()
+
+PARAM_GROUPS = ("dataset", "locator", "system_one", "repeats", "force", "limit", "tasks")
+
+
+class JobFailedError(RuntimeError):
+    pass
+
+
+def _log_metrics(scores: dict[str, float | None]) -> None:
+    mlflow.log_metrics({mlflow_key(k): v for k, v in scores.items() if v is not None})
+
+
+def _log_task(outcome, stage: str) -> None:
+    status = "FINISHED" if outcome.status == "ok" else "FAILED"
+    with mlflow.start_run(run_name=f"{outcome.task_id}/r{outcome.repeat}", nested=True,
+                          tags={"loclab.kind": "task", "loclab.task_id": outcome.task_id, "loclab.stage": stage}):
+        mlflow.log_param("repeat", outcome.repeat)
+        mlflow.set_tag("loclab.reused_result", str(outcome.reused).lower())
+        if outcome.error:
+            mlflow.set_tag("loclab.error", outcome.error[:4000])
+        _log_metrics(outcome.scores)
+        mlflow.end_run(status=status)
+
+
+def run_job(cfg: DictConfig, localize_missing: bool) -> None:
+    stage = "localize+score" if localize_missing else "score"
+    choices = HydraConfig.get().runtime.choices
+    locator_name = choices["locator"]
+    experiment_id = ensure_experiment(cfg.tracking)
+    tags = {"loclab.kind": "job", "loclab.stage": stage, "loclab.locator": locator_name,
+            "loclab.dataset": cfg.dataset.name, "loclab.git_revision": git_revision()}
+    if os.environ.get(PARENT_RUN_ENV):
+        tags[PARENT_TAG] = os.environ[PARENT_RUN_ENV]
+    with mlflow.start_run(experiment_id=experiment_id, run_name=f"{locator_name}@{cfg.dataset.name}", tags=tags):
+        try:
+            _run(cfg, locator_name, stage, localize_missing)
+        except BaseException as exc:
+            mlflow.set_tag("loclab.error", f"{type(exc).__name__}: {exc}"[:4000])
+            mlflow.log_text(traceback.format_exc(), "error.txt")
+            raise
+
+
+def _run(cfg: DictConfig, locator_name: str, stage: str, localize_missing: bool) -> None:
+    manifest = instantiate(cfg.dataset.loader)
+    job = Job(cfg, manifest, locator_name)
+    rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit)
+    mlflow.log_params(flatten(cfg, PARAM_GROUPS))
+    mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
+                     "loclab.system_one_identity": job.system_one_identity,
+                     "loclab.results_dir": str(job.results_dir)})
+    mlflow.log_input(
+        mlflow.data.from_pandas(pd.DataFrame({"task_id": [r.task.id for r in rows]}), source=manifest.source,
+                                name=manifest.header.name, digest=manifest.content_hash[:36]),
+        context="evaluation",
+    )
+    outcomes = []
+    work = [(row, repeat) for row in rows for repeat in range(cfg.repeats)]
+    for row, repeat in tqdm(work, desc=f"{locator_name} on {cfg.dataset.name}", unit="task"):
+        outcome = job.run_task(row, repeat, localize_missing)
+        outcomes.append(outcome)
+        _log_task(outcome, stage)
+        mlflow.log_artifacts(str(outcome.result_dir), f"results/{outcome.task_id}/r{outcome.repeat}")
+
+    frame = per_task_frame(outcomes)
+    ok = frame[frame.status == "ok"]
+    summary = aggregate(ok) if len(ok) else pd.DataFrame()
+    counts = {"tasks_total": len(frame), "tasks_ok": len(ok), "tasks_failed": int((frame.status == "failed").sum()),
+              "tasks_reused": int(frame.reused.sum())}
+    mlflow.log_metrics(counts)
+    mlflow.log_table(frame, "per_task.json")
+    mlflow.log_text(frame.to_csv(index=False), "per_task.csv")
+    if len(summary):
+        mlflow.log_text(summary.to_csv(), "aggregate.csv")
+        for name, row in summary.iterrows():
+            for suffix, value in (("", row["mean"]), ("_ci95_low", row.ci95_low), ("_ci95_high", row.ci95_high)):
+                if value is not None and value == value:
+                    mlflow.log_metric(mlflow_key(name) + suffix, float(value))
+        print_summary(f"{locator_name} on {cfg.dataset.name} ({manifest.content_hash[:12]})", summary, counts)
+    for failed in outcomes:
+        if failed.status == "failed":
+            print(f"FAILED {failed.task_id}/r{failed.repeat}: {failed.error}")
+    print(f"MLflow UI: mlflow ui --backend-store-uri {sqlite_uri(cfg.tracking.db_path)}")
+    if not len(ok):
+        raise JobFailedError(f"every task failed ({len(frame)}); see the per-task errors above")
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+def main(cfg: DictConfig) -> None:
+    run_job(cfg, localize_missing=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""`python -m experiments.score <same overrides as the run>`: re-score saved results.
+
+Never localizes: the results are found by the run's content address (locator config, System One
+identity, manifest hash); a task without a saved result is reported as failed.
+"""
+
+from __future__ import annotations
+
+import hydra
+from omegaconf import DictConfig
+
+from experiments.paths import register_resolvers
+from experiments.run import run_job
+
+register_resolvers()
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+def main(cfg: DictConfig) -> None:
+    run_job(cfg, localize_missing=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""MLflow: experiment set-up, parameter flattening, and the parent run of a multirun sweep."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import mlflow
+from hydra.experimental.callback import Callback
+from mlflow.entities import RunStatus
+from mlflow.tracking import MlflowClient
+from omegaconf import DictConfig, OmegaConf
+
+PARENT_RUN_ENV = "LOCLAB_MLFLOW_PARENT_RUN_ID"
+PARENT_TAG = "mlflow.parentRunId"
+
+
+def mlflow_key(metric: str) -> str:
+    """MLflow forbids '@' in keys: `file_acc_all@5` is logged as `file_acc_all_at_5`."""
+    return metric.replace("@", "_at_")
+
+
+def sqlite_uri(path: str | Path) -> str:
+    return f"sqlite:///{Path(path).resolve()}"
+
+
+def ensure_experiment(tracking: DictConfig) -> str:
+    """Creates the store and the experiment if needed; call once before parallel work."""
+    Path(tracking.db_path).parent.mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(sqlite_uri(tracking.db_path))
+    client = MlflowClient()
+    existing = client.get_experiment_by_name(tracking.experiment)
+    if existing is not None:
+        return existing.experiment_id
+    Path(tracking.artifact_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        return client.create_experiment(tracking.experiment, artifact_location=Path(tracking.artifact_dir).resolve().as_uri())
+    except mlflow.exceptions.MlflowException:
+        # Another process created it between our lookup and create.
+        return client.get_experiment_by_name(tracking.experiment).experiment_id
+
+
+def flatten(cfg: DictConfig, keys: tuple[str, ...]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        else:
+            flat[prefix] = value
+
+    container = OmegaConf.to_container(cfg, resolve=True)
+    for key in keys:
+        if key in container:
+            walk(key, container[key])
+    return flat
+
+
+class SweepParentRun(Callback):
+    """In the multirun parent: create the store once, open a parent run, close it with the verdict."""
+
+    def __init__(self) -> None:
+        self.run_id: str | None = None
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        experiment_id = ensure_experiment(config.tracking)
+        client = MlflowClient()
+        run = client.create_run(
+            experiment_id,
+            run_name=f"sweep-{Path(config.hydra.sweep.dir).name}",
+            tags={"loclab.kind": "sweep", "loclab.sweep_dir": str(config.hydra.sweep.dir)},
+        )
+        self.run_id = run.info.run_id
+        os.environ[PARENT_RUN_ENV] = self.run_id
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        if self.run_id is None:
+            return
+        client = MlflowClient()
+        experiment_id = client.get_run(self.run_id).info.experiment_id
+        children = client.search_runs([experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{self.run_id}'")
+        failed = [c for c in children if c.info.status != RunStatus.to_string(RunStatus.FINISHED)]
+        client.log_metric(self.run_id, "jobs_total", len(children))
+        client.log_metric(self.run_id, "jobs_failed", len(failed))
+        client.set_terminated(self.run_id, status="FAILED" if failed or not children else "FINISHED")
+        os.environ.pop(PARENT_RUN_ENV, None)

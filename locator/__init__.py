@@ -1,0 +1,1 @@
+"""Localization algorithms, the contracts they share, and System One."""

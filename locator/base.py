@@ -1,0 +1,102 @@
+"""The Locator protocol and the context every locator runs in.
+
+The context owns the mechanics that must be identical for every algorithm: metered reads,
+System One access, per-stage cost snapshots and the trace. An algorithm only decides.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from locator.repository import FileInfo, ReadResult, RepositoryView
+from locator.result import ResultFile, StageCost, Tokens
+from locator.system_one.client import SystemOne, UsageTotals
+from locator.system_one.wire import Question, Response
+from locator.task import Task
+from locator.trace import EventKind, Trace
+
+
+@dataclass(frozen=True)
+class LocatorOutput:
+    files: list[ResultFile]
+    confidence_semantics: str
+
+
+@runtime_checkable
+class Locator(Protocol):
+    name: str
+
+    def localize(self, task: Task, repo: RepositoryView, ctx: "LocatorContext") -> LocatorOutput: ...
+
+
+class SystemOneRequiredError(RuntimeError):
+    pass
+
+
+@dataclass
+class _StageDetails:
+    values: dict[str, int | float | str | None] = field(default_factory=dict)
+
+    def set(self, **values: int | float | str | None) -> None:
+        self.values.update(values)
+
+
+class LocatorContext:
+    def __init__(self, repo: RepositoryView, trace: Trace, system_one: SystemOne | None = None):
+        self.repo = repo
+        self.trace = trace
+        self._system_one = system_one
+        self.stages: list[StageCost] = []
+
+    @property
+    def system_one(self) -> SystemOne:
+        if self._system_one is None:
+            raise SystemOneRequiredError("this locator needs a System One backend (system_one=...)")
+        return self._system_one
+
+    def usage(self) -> UsageTotals:
+        return self._system_one.totals() if self._system_one is not None else UsageTotals()
+
+    def ask(self, state: dict, questions: dict[str, Question]) -> Response:
+        return self.system_one.ask(state, questions)
+
+    def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> ReadResult:
+        result = self.repo.read(path, start_line, end_line)
+        self.trace.emit(EventKind.READ, path=result.path, start_line=result.start_line,
+                        end_line=result.end_line, lines=len(result.lines))
+        return result
+
+    def decide(self, **data: object) -> None:
+        self.trace.emit(EventKind.DECISION, **data)
+
+    def candidate_files(self, suffixes: list[str] | tuple[str, ...] | None) -> list[FileInfo]:
+        files = self.repo.files()
+        if not suffixes:
+            return files
+        wanted = tuple(suffixes)
+        return [f for f in files if f.path.endswith(wanted)]
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[_StageDetails]:
+        details = _StageDetails()
+        usage0, lines0, t0 = self.usage(), self.repo.counters().lines, time.perf_counter()
+        self.trace.emit(EventKind.STAGE, name=name, event="start")
+        try:
+            yield details
+        finally:
+            used = self.usage() - usage0
+            self.stages.append(
+                StageCost(
+                    name=name,
+                    elapsed_ms=round((time.perf_counter() - t0) * 1000, 3),
+                    model_calls=used.logical_calls,
+                    tokens=Tokens(input=used.logical_input_tokens, output=used.logical_output_tokens),
+                    source_lines_read=self.repo.counters().lines - lines0,
+                    details=details.values,
+                )
+            )
+            self.trace.emit(EventKind.STAGE, name=name, event="end", **details.values)

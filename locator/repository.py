@@ -1,0 +1,202 @@
+"""Read-only, line-addressed view of a materialized subject that meters what it hands out."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path, PurePosixPath
+
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+_SNIFF_BYTES = 8192
+
+
+class PathOutsideSubjectError(ValueError):
+    """A path that is absolute or climbs out of the subject root."""
+
+
+class UnknownFileError(KeyError):
+    """A path that is not a readable text file of the subject."""
+
+
+class SkipReason(StrEnum):
+    BINARY = "binary"
+    NOT_UTF8 = "not_utf8"
+    OVERSIZED = "oversized"
+    SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str
+    size_bytes: int
+    line_count: int
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    path: str
+    start_line: int
+    end_line: int
+    lines: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+
+@dataclass(frozen=True)
+class ReadCounters:
+    reads: int
+    lines: int
+    bytes: int
+
+
+def normalize_relpath(path: str) -> str:
+    """Canonical subject-relative POSIX path; raises for anything that escapes the root."""
+    pure = PurePosixPath(path.replace("\\", "/"))
+    if pure.is_absolute():
+        raise PathOutsideSubjectError(f"absolute path not allowed in a subject: {path!r}")
+    parts: list[str] = []
+    for part in pure.parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise PathOutsideSubjectError(f"path escapes the subject root: {path!r}")
+            parts.pop()
+            continue
+        parts.append(part)
+    if not parts:
+        raise PathOutsideSubjectError(f"empty path: {path!r}")
+    return "/".join(parts)
+
+
+class RepositoryView:
+    """Enumerates the tree once; every `read` is counted for cost accounting.
+
+    Binary, non-UTF-8 and oversized files are skipped (and counted by reason) so that no
+    locator can spend budget on them; symlinks are followed only when they stay inside the root.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], max_file_bytes: int = DEFAULT_MAX_FILE_BYTES):
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"subject root is not a directory: {self.root}")
+        self.max_file_bytes = max_file_bytes
+        self._lock = threading.Lock()
+        self._reads = self._lines = self._bytes = 0
+        self._cache: dict[str, tuple[str, ...]] = {}
+        self.skipped: dict[SkipReason, int] = {reason: 0 for reason in SkipReason}
+        self._files = self._enumerate()
+
+    def _enumerate(self) -> dict[str, FileInfo]:
+        files: dict[str, FileInfo] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            base = Path(dirpath)
+            dirnames[:] = sorted(d for d in dirnames if self._dir_allowed(base / d))
+            for name in sorted(filenames):
+                full = base / name
+                rel = full.relative_to(self.root).as_posix()
+                info = self._inspect(full, rel)
+                if info is not None:
+                    files[rel] = info
+        return files
+
+    def _inside_root(self, path: Path) -> bool:
+        try:
+            path.resolve().relative_to(self.root)
+        except ValueError:
+            return False
+        return True
+
+    def _dir_allowed(self, path: Path) -> bool:
+        if path.is_symlink():
+            if not self._inside_root(path):
+                self.skipped[SkipReason.SYMLINK_OUTSIDE_ROOT] += 1
+            # A symlinked directory inside the root is the same files twice: skip it silently.
+            return False
+        return True
+
+    def _inspect(self, full: Path, rel: str) -> FileInfo | None:
+        if full.is_symlink() and not self._inside_root(full):
+            self.skipped[SkipReason.SYMLINK_OUTSIDE_ROOT] += 1
+            return None
+        try:
+            if not full.is_file():
+                return None
+            size = full.stat().st_size
+            if size > self.max_file_bytes:
+                self.skipped[SkipReason.OVERSIZED] += 1
+                return None
+            data = full.read_bytes()
+        except OSError:
+            self.skipped[SkipReason.UNREADABLE] += 1
+            return None
+        if b"\0" in data[:_SNIFF_BYTES]:
+            self.skipped[SkipReason.BINARY] += 1
+            return None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.skipped[SkipReason.NOT_UTF8] += 1
+            return None
+        line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        return FileInfo(path=rel, size_bytes=size, line_count=line_count)
+
+    def files(self) -> list[FileInfo]:
+        return list(self._files.values())
+
+    def stat(self, path: str) -> FileInfo:
+        rel = normalize_relpath(path)
+        try:
+            return self._files[rel]
+        except KeyError:
+            raise UnknownFileError(f"not a readable text file of the subject: {rel!r}") from None
+
+    def _lines_of(self, rel: str) -> tuple[str, ...]:
+        with self._lock:
+            cached = self._cache.get(rel)
+        if cached is None:
+            text = (self.root / rel).read_text(encoding="utf-8")
+            cached = tuple(text.splitlines(keepends=True))
+            with self._lock:
+                self._cache[rel] = cached
+        return cached
+
+    def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> ReadResult:
+        """Lines start_line..end_line, 1-based and inclusive, clamped to the file; counted."""
+        info = self.stat(path)
+        if start_line < 1:
+            raise ValueError(f"start_line must be >= 1, got {start_line}")
+        end = info.line_count if end_line is None else min(end_line, info.line_count)
+        if end < start_line:
+            lines: tuple[str, ...] = ()
+        else:
+            lines = self._lines_of(info.path)[start_line - 1 : end]
+        with self._lock:
+            self._reads += 1
+            self._lines += len(lines)
+            self._bytes += sum(len(line.encode("utf-8")) for line in lines)
+        return ReadResult(info.path, start_line, max(end, start_line - 1), lines)
+
+    def read_lines(self, path: str, line_numbers: list[int]) -> dict[int, str]:
+        """Scattered single lines (e.g. an outline of signatures), counted like any read."""
+        info = self.stat(path)
+        lines = self._lines_of(info.path)
+        picked = {n: lines[n - 1] for n in sorted(set(line_numbers)) if 1 <= n <= info.line_count}
+        with self._lock:
+            self._reads += 1
+            self._lines += len(picked)
+            self._bytes += sum(len(line.encode("utf-8")) for line in picked.values())
+        return picked
+
+    def unmetered_text(self, path: str) -> str:
+        """Whole file for scoring-time analysis (entities); never for locators."""
+        return "".join(self._lines_of(self.stat(path).path))
+
+    def counters(self) -> ReadCounters:
+        with self._lock:
+            return ReadCounters(self._reads, self._lines, self._bytes)

@@ -1,0 +1,145 @@
+"""The canonical code-localization result (schema_version 1) of the System One research.
+
+Missing values are null, never invented: a producer that cannot count tokens says None.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from locator.task import Record, SubjectIdentity
+
+SCHEMA_VERSION = 1
+
+
+class Role(StrEnum):
+    RELEVANT = "relevant"
+    PRIMARY = "primary"
+    SUPPORTING = "supporting"
+    CONTEXT = "context"
+    UNKNOWN = "unknown"
+
+
+class ConfidenceLabel(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+def confidence_label(score: float) -> ConfidenceLabel:
+    if score >= 0.80:
+        return ConfidenceLabel.HIGH
+    if score >= 0.60:
+        return ConfidenceLabel.MEDIUM
+    return ConfidenceLabel.LOW
+
+
+class Confidence(Record):
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    label: ConfidenceLabel | None = None
+    type: str | None = None
+    basis: str | None = None
+
+    @classmethod
+    def of(cls, score: float, type: str, basis: str) -> "Confidence":
+        return cls(score=score, label=confidence_label(score), type=type, basis=basis)
+
+
+class Evidence(Record):
+    id: str
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    confidence: Confidence | None = None
+    reason: str | None = None
+    content: str | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Evidence":
+        if self.end_line < self.start_line:
+            raise ValueError(f"evidence {self.id}: end_line {self.end_line} < start_line {self.start_line}")
+        return self
+
+
+class ResultFile(Record):
+    path: str = Field(min_length=1)
+    role: Role = Role.RELEVANT
+    confidence: Confidence | None = None
+    reason: str | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class Producer(Record):
+    system: str
+    model: str | None = None
+    confidence_semantics: str | None = None
+
+
+class Tokens(Record):
+    input: int | None = None
+    output: int | None = None
+    cache_read_input: int | None = None
+    cache_creation_input: int | None = None
+    thinking: int | None = None
+
+
+class StageCost(Record):
+    name: str
+    elapsed_ms: float | None = None
+    model_calls: int | None = None
+    tokens: Tokens = Field(default_factory=Tokens)
+    source_lines_read: int | None = None
+    details: dict[str, int | float | str | None] = Field(default_factory=dict)
+
+
+class PhysicalCost(Record):
+    """What reached a model backend, as opposed to what the algorithm asked (the logical cost)."""
+
+    model_calls: int | None = None
+    tokens: Tokens = Field(default_factory=Tokens)
+    cache_hits: int | None = None
+    cache_misses: int | None = None
+    model_wall_time_ms: float | None = None
+
+
+class Cost(Record):
+    elapsed_ms: float | None = None
+    model_calls: int | None = None
+    tokens: Tokens = Field(default_factory=Tokens)
+    source_lines_read: int | None = None
+    stages: list[StageCost] = Field(default_factory=list)
+    physical: PhysicalCost | None = None
+
+
+class LocalizationResult(Record):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    kind: Literal["code-localization-result"] = "code-localization-result"
+    task: str
+    subject: SubjectIdentity | None
+    producer: Producer
+    files: list[ResultFile]
+    cost: Cost
+
+    def ranked_paths(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for file in self.files:
+            seen.setdefault(file.path, None)
+        return list(seen)
+
+    def write(self, path: Path) -> None:
+        """Atomic write so an interrupted run never leaves a half result that looks finished."""
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+    @classmethod
+    def read(cls, path: Path) -> "LocalizationResult":
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def json_schema() -> str:
+    return json.dumps(LocalizationResult.model_json_schema(), indent=2, sort_keys=True) + "\n"

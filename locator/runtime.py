@@ -1,0 +1,48 @@
+"""Runs one locator on one task and assembles the canonical result with its full cost."""
+
+from __future__ import annotations
+
+import time
+
+from locator.base import Locator, LocatorContext
+from locator.repository import RepositoryView
+from locator.result import Cost, LocalizationResult, PhysicalCost, Producer, Tokens
+from locator.system_one.client import SystemOne
+from locator.task import Task
+from locator.trace import Trace
+
+
+def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: SystemOne | None, trace: Trace) -> LocalizationResult:
+    if system_one is not None:
+        system_one.trace = trace
+    ctx = LocatorContext(repo=repo, trace=trace, system_one=system_one)
+    lines0 = repo.counters().lines
+    started = time.perf_counter()
+    output = locator.localize(task, repo, ctx)
+    elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+    usage = ctx.usage()
+    used_model = usage.logical_calls > 0
+    return LocalizationResult(
+        task=task.id,
+        subject=task.subject,
+        producer=Producer(
+            system=f"loclab/{locator.name}",
+            model=system_one.model if (system_one is not None and used_model) else None,
+            confidence_semantics=output.confidence_semantics,
+        ),
+        files=output.files,
+        cost=Cost(
+            elapsed_ms=elapsed_ms,
+            model_calls=usage.logical_calls,
+            tokens=Tokens(input=usage.logical_input_tokens, output=usage.logical_output_tokens),
+            source_lines_read=repo.counters().lines - lines0,
+            stages=ctx.stages,
+            physical=PhysicalCost(
+                model_calls=usage.physical_calls,
+                tokens=Tokens(input=usage.physical_input_tokens, output=usage.physical_output_tokens),
+                cache_hits=usage.cache_hits,
+                cache_misses=usage.cache_misses,
+                model_wall_time_ms=round(usage.model_wall_time_ms, 3),
+            ),
+        ),
+    )

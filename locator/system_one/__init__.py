@@ -1,0 +1,1 @@
+"""System One: the fast decision model behind the noul / choice / score wire contract."""

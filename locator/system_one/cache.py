@@ -1,0 +1,62 @@
+"""Content-addressed decision cache: identical requests to the same backend get the same answer.
+
+This is what lets two arms of an A/B see one answer for one question, so model noise is never
+read as a policy win. SQLite in WAL mode, so several processes of a sweep can share one file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from locator.hashing import blake3_hex, canonical_json
+from locator.system_one.wire import Request, Response
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS decisions (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+def decision_key(backend_identity: str, request: Request) -> str:
+    return blake3_hex(canonical_json({"backend": backend_identity, "request": request.model_dump(mode="json")}))
+
+
+class DecisionCache:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA busy_timeout=60000")
+        self._conn.execute(_SCHEMA)
+
+    def get(self, key: str) -> Response | None:
+        with self._lock:
+            row = self._conn.execute("SELECT response FROM decisions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else Response.model_validate_json(row[0])
+
+    def put(self, key: str, backend_identity: str, response: Response) -> Response:
+        """First writer wins; returns the stored answer so concurrent arms converge on one."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR IGNORE INTO decisions (key, backend, response, created_at) VALUES (?, ?, ?, ?)",
+                (key, backend_identity, response.model_dump_json(), time.time()),
+            )
+            row = self._conn.execute("SELECT response FROM decisions WHERE key = ?", (key,)).fetchone()
+        return Response.model_validate_json(row[0])
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

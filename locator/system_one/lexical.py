@@ -1,0 +1,133 @@
+"""Embedded lexical System One: answers any request offline and deterministically.
+
+Relevance is the task-weighted overlap between a question's item text and the task text in
+`state["task"]`, saturated BM25-style with item-length normalization, so a 3-token path and a
+150-token code excerpt land on comparable probability scales. A request's questions are judged
+together, as a model sees them together: a token shared by most items of a request (a package
+name in every path) says little about any one of them and is damped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from functools import lru_cache
+
+from locator.hashing import canonical_json
+from locator.system_one.tokens import count_tokens
+from locator.system_one.wire import (
+    Answer,
+    ChoiceAnswer,
+    NoulAnswer,
+    Question,
+    Request,
+    Response,
+    ScoreAnswer,
+    Usage,
+)
+from locator.text import tokenize
+
+_VERSION = "lexical-v2"
+_SCORE_SPREAD = 0.15
+# "path: a/b.py" style metadata: the labels are the locator's wording, not the item.
+_FIELD_LABEL = re.compile(r"^\s*[A-Za-z_ ]+:\s", re.MULTILINE)
+
+
+class MissingTaskTextError(ValueError):
+    pass
+
+
+@lru_cache(maxsize=256)
+def _task_weights(task_text: str) -> dict[str, float]:
+    """Longer tokens are more specific; repeats in the task raise weight sublinearly."""
+    counts = Counter(tokenize(task_text))
+    return {t: (0.5 + min(len(t), 12) / 8) * (1 + math.log(n)) for t, n in counts.items()}
+
+
+def _item_text(question: Question) -> str:
+    """The thing judged: criteria text and content. Instructions are the prompt, the same for
+    every item, so they are scored only when a question has no item text at all."""
+    criteria = _FIELD_LABEL.sub(" ", question.criteria) if isinstance(question.criteria, str) else ""
+    item = " ".join(filter(None, [criteria, question.content]))
+    return item if item.strip() else question.instructions
+
+
+class LexicalBackend:
+    def __init__(
+        self,
+        scale: float = 3.0,
+        length_norm: float = 0.75,
+        reference_tokens: float = 20.0,
+        shared_token_damping: float = 0.0,
+        temperature: float = 1.0,
+        model: str = "loclab-lexical",
+    ):
+        if scale <= 0 or temperature <= 0 or reference_tokens <= 0:
+            raise ValueError("lexical backend: scale, temperature and reference_tokens must be > 0")
+        if not (0 <= length_norm <= 1 and 0 <= shared_token_damping <= 1):
+            raise ValueError("lexical backend: length_norm and shared_token_damping must be in [0, 1]")
+        self.scale = scale
+        self.length_norm = length_norm
+        self.reference_tokens = reference_tokens
+        self.shared_token_damping = shared_token_damping
+        self.temperature = temperature
+        self.model = model
+
+    @property
+    def identity(self) -> str:
+        return (
+            f"{_VERSION}:scale={self.scale}:length_norm={self.length_norm}:reference_tokens={self.reference_tokens}"
+            f":shared_token_damping={self.shared_token_damping}:temperature={self.temperature}"
+        )
+
+    def _relevance(self, weights: dict[str, float], tokens: frozenset[str], damp: dict[str, float]) -> float:
+        matched = sum(weights[t] * damp.get(t, 1.0) for t in tokens if t in weights)
+        if matched == 0:
+            return 0.0
+        norm = 1 - self.length_norm + self.length_norm * len(tokens) / self.reference_tokens
+        return matched / (matched + self.scale * norm)
+
+    def _damping(self, items: list[frozenset[str]]) -> dict[str, float]:
+        if len(items) < 2:
+            return {}
+        df = Counter(t for item in items for t in item)
+        n = len(items)
+        return {t: 1 - self.shared_token_damping * (d - 1) / (n - 1) for t, d in df.items() if d > 1}
+
+    def _choice(self, weights: dict[str, float], question: Question) -> ChoiceAnswer:
+        options = question.options()
+        tokens = {k: frozenset(tokenize(f"{k} {d}")) for k, d in options.items()}
+        damp = self._damping(list(tokens.values()))
+        raw = {k: self._relevance(weights, tokens[k], damp) / self.temperature for k in options}
+        top = max(raw.values())
+        exp = {k: math.exp(v - top) for k, v in raw.items()}
+        total = sum(exp.values())
+        order = list(options)
+        best = max(order, key=lambda k: (raw[k], -order.index(k)))
+        return ChoiceAnswer(choice=best, probabilities={k: round(v / total, 6) for k, v in exp.items()})
+
+    def _score(self, p: float, levels: int) -> ScoreAnswer:
+        dens = [math.exp(-((i / (levels - 1) - p) ** 2) / (2 * _SCORE_SPREAD**2)) for i in range(levels)]
+        total = sum(dens)
+        return ScoreAnswer(probabilities=[round(d / total, 6) for d in dens])
+
+    def answer(self, request: Request) -> Response:
+        task_text = request.state.get("task")
+        if not isinstance(task_text, str) or not task_text.strip():
+            raise MissingTaskTextError("lexical System One needs the task text in state['task']")
+        weights = _task_weights(task_text)
+        items = {k: frozenset(tokenize(_item_text(q))) for k, q in request.questions.items() if q.type != "choice"}
+        damp = self._damping(list(items.values()))
+        answers: dict[str, Answer] = {}
+        for key, question in request.questions.items():
+            if question.type == "choice":
+                answers[key] = self._choice(weights, question)
+                continue
+            p = round(self._relevance(weights, items[key], damp), 6)
+            answers[key] = NoulAnswer(noul=p) if question.type == "noul" else self._score(p, len(question.criteria or []))
+        usage = Usage(
+            input_tokens=count_tokens(canonical_json(request.model_dump(mode="json"))),
+            output_tokens=count_tokens(canonical_json({k: a.model_dump(mode="json") for k, a in answers.items()})),
+        )
+        return Response(model=self.model, answers=answers, usage=usage)

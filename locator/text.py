@@ -1,0 +1,52 @@
+"""Identifier-aware tokenization shared by every lexical component (BM25, lexical System One).
+
+Code and issue text name the same thing differently (`separability_matrix`, `SeparabilityMatrix`,
+`modeling/separable.py`), so identifiers are split into stemmed parts and the whole compound is kept
+as one more token, which rewards an exact identifier match.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import Stemmer
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each either else few for from
+    further had has have having he her here hers him his how i if in into is it its itself just me
+    more most my no nor not now of off on once only or other our out over own same she should so some
+    such than that the their them then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your yours
+    py pyi self cls def return none true false import class elif args kwargs lambda pass raise
+    try except finally yield async await assert del global nonlocal
+    """.split()
+)
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word)
+
+
+def tokenize(text: str) -> list[str]:
+    """Stemmed identifier parts plus whole compound identifiers, stopwords and 1-char parts dropped."""
+    tokens: list[str] = []
+    for word in _WORD.findall(text):
+        parts = [p.lower() for p in _PART.findall(word)]
+        kept = [_stem(p) for p in parts if len(p) > 1 and p not in STOPWORDS]
+        tokens.extend(kept)
+        if len(parts) > 1 and len(kept) > 1:
+            tokens.append(word.lower().strip("_"))
+    return tokens
+

@@ -1,0 +1,70 @@
+"""Per-run execution trace: a JSONL of events, kept apart from the result it explains."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from locator.task import Record
+
+
+class EventKind(StrEnum):
+    STAGE = "stage"
+    REQUEST = "request"
+    ANSWER = "answer"
+    READ = "read"
+    DECISION = "decision"
+
+
+class TraceEvent(Record):
+    schema_version: int = 1
+    seq: int
+    t_ms: float
+    kind: EventKind
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Trace:
+    """Collects events in memory (thread-safe); written once the task has finished."""
+
+    def __init__(self) -> None:
+        self._events: list[TraceEvent] = []
+        self._lock = threading.Lock()
+        self._t0 = time.perf_counter()
+
+    def emit(self, kind: EventKind, **data: Any) -> None:
+        with self._lock:
+            self._events.append(
+                TraceEvent(
+                    seq=len(self._events),
+                    t_ms=round((time.perf_counter() - self._t0) * 1000, 3),
+                    kind=kind,
+                    data=data,
+                )
+            )
+
+    @property
+    def events(self) -> list[TraceEvent]:
+        with self._lock:
+            return list(self._events)
+
+    def write(self, path: Path) -> None:
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for event in self.events:
+                fh.write(json.dumps(event.model_dump(mode="json"), sort_keys=True) + "\n")
+        tmp.replace(path)
+
+
+def read_trace(path: Path) -> list[TraceEvent]:
+    return [
+        TraceEvent.model_validate_json(line)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]

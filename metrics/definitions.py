@@ -1,0 +1,58 @@
+"""Every metric loclab reports, named after the definition it reproduces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+K_VALUES = (1, 3, 5, 10)
+
+
+class MetricKind(StrEnum):
+    QUALITY = "quality"
+    COST = "cost"
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    kind: MetricKind
+    definition: str
+
+
+def _specs() -> list[MetricSpec]:
+    q, c = MetricKind.QUALITY, MetricKind.COST
+    specs = [
+        MetricSpec("file_precision", q, "|returned files ∩ gold files| / |returned files| (0 when nothing is returned)"),
+        MetricSpec("file_recall", q, "|returned files ∩ gold files| / |gold files|"),
+        MetricSpec("file_f1", q, "harmonic mean of file_precision and file_recall"),
+        MetricSpec("file_mrr", q, "1 / rank of the first gold file in the ranking (0 if none)"),
+        MetricSpec("file_set_match", q, "1 if the returned file set equals the gold file set (OrcaLoca set match)"),
+        MetricSpec("line_recall", q, "|evidence lines ∩ gold lines| / |gold lines|, old-side lines per file"),
+        MetricSpec("line_precision", q, "|evidence lines ∩ gold lines| / |evidence lines| (0 when no evidence)"),
+        MetricSpec("gold_region_recall", q, "fraction of gold hunks with at least one gold line inside the evidence"),
+    ]
+    for k in K_VALUES:
+        specs += [
+            MetricSpec(f"file_acc_all@{k}", q, f"1 if every gold file is in the top {k} files (LocAgent/SweRank Acc@{k})"),
+            MetricSpec(f"file_hit_any@{k}", q, f"1 if any gold file is in the top {k} files (CoSIL hit@{k})"),
+            MetricSpec(f"module_acc_all@{k}", q, f"1 if every gold module (outermost class/function) is in the top {k} "
+                                                 "modules of the evidence (LocAgent module Acc@k); undefined without gold modules"),
+            MetricSpec(f"entity_acc_all@{k}", q, f"1 if every gold entity (innermost function/method/class) is in the top {k} "
+                                                 "entities of the evidence (LocAgent function Acc@k); undefined without gold entities"),
+        ]
+    specs += [
+        MetricSpec("model_calls", c, "logical System One requests (what the algorithm asked)"),
+        MetricSpec("physical_model_calls", c, "System One requests that reached a backend (cache misses)"),
+        MetricSpec("input_tokens", c, "logical input tokens (o200k_base)"),
+        MetricSpec("output_tokens", c, "logical output tokens (o200k_base)"),
+        MetricSpec("physical_input_tokens", c, "input tokens that reached a backend"),
+        MetricSpec("physical_output_tokens", c, "output tokens that reached a backend"),
+        MetricSpec("cache_hits", c, "requests answered by the decision cache"),
+        MetricSpec("source_lines_read", c, "source lines handed to the locator by the RepositoryView"),
+        MetricSpec("elapsed_ms", c, "wall time of localization"),
+    ]
+    return specs
+
+
+METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in _specs()}

@@ -1,0 +1,99 @@
+"""Per-task metrics: a pure function of one saved LocalizationResult and its gold."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dataset.manifest import Gold
+from locator.outline import Definition, definitions, innermost, outermost
+from locator.result import LocalizationResult
+from metrics.definitions import K_VALUES, METRICS
+
+SourceOf = Callable[[str], str | None]
+Resolver = Callable[[list[Definition], int], Definition | None]
+
+
+def _lines_by_file(spans: list[tuple[str, int, int]]) -> dict[str, set[int]]:
+    lines: dict[str, set[int]] = {}
+    for path, start, end in spans:
+        lines.setdefault(path, set()).update(range(start, end + 1))
+    return lines
+
+
+def _entities(spans: list[tuple[str, int, int]], source_of: SourceOf, resolve: Resolver) -> list[str]:
+    found: dict[str, None] = {}
+    for path, start, end in spans:
+        source = source_of(path)
+        if source is None:
+            continue
+        defs = definitions(source)
+        for line in range(start, end + 1):
+            hit = resolve(defs, line)
+            if hit is not None:
+                found.setdefault(f"{path}:{hit.qualname}", None)
+    return list(found)
+
+
+def _acc_all(ranked: list[str], gold: set[str], k: int) -> float | None:
+    return None if not gold else float(gold <= set(ranked[:k]))
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf) -> dict[str, float | None]:
+    """All metrics of METRICS for one task; None where a metric is undefined for it."""
+    ranked = result.ranked_paths()
+    gold_files = set(gold.files)
+    hits = gold_files & set(ranked)
+    precision, recall = _ratio(len(hits), len(ranked)), _ratio(len(hits), len(gold_files))
+    first_gold = next((rank for rank, path in enumerate(ranked, 1) if path in gold_files), None)
+    scores: dict[str, float | None] = {
+        "file_precision": precision,
+        "file_recall": recall,
+        "file_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+        "file_mrr": 1.0 / first_gold if first_gold else 0.0,
+        "file_set_match": float(set(ranked) == gold_files),
+    }
+
+    predicted_spans = [(f.path, e.start_line, e.end_line) for f in result.files for e in f.evidence]
+    gold_spans = [(s.path, s.start_line, s.end_line) for s in gold.spans]
+    predicted_lines, gold_lines = _lines_by_file(predicted_spans), _lines_by_file(gold_spans)
+    overlap = sum(len(lines & predicted_lines.get(path, set())) for path, lines in gold_lines.items())
+    regions: dict[int, bool] = {}
+    for span in gold.spans:
+        touched = any(n in predicted_lines.get(span.path, ()) for n in range(span.start_line, span.end_line + 1))
+        regions[span.region] = regions.get(span.region, False) or touched
+    scores["line_recall"] = _ratio(overlap, sum(len(v) for v in gold_lines.values()))
+    scores["line_precision"] = _ratio(overlap, sum(len(v) for v in predicted_lines.values()))
+    scores["gold_region_recall"] = _ratio(sum(regions.values()), len(regions))
+
+    gold_entities = set(gold.entities) if gold.entities is not None else set(_entities(gold_spans, source_of, innermost))
+    gold_modules = set(_entities(gold_spans, source_of, outermost))
+    predicted_entities = _entities(predicted_spans, source_of, innermost)
+    predicted_modules = _entities(predicted_spans, source_of, outermost)
+    for k in K_VALUES:
+        scores[f"file_acc_all@{k}"] = _acc_all(ranked, gold_files, k)
+        scores[f"file_hit_any@{k}"] = float(bool(gold_files & set(ranked[:k])))
+        scores[f"module_acc_all@{k}"] = _acc_all(predicted_modules, gold_modules, k)
+        scores[f"entity_acc_all@{k}"] = _acc_all(predicted_entities, gold_entities, k)
+
+    cost = result.cost
+    physical = cost.physical
+    scores.update(
+        {
+            "model_calls": cost.model_calls,
+            "physical_model_calls": physical.model_calls if physical else None,
+            "input_tokens": cost.tokens.input,
+            "output_tokens": cost.tokens.output,
+            "physical_input_tokens": physical.tokens.input if physical else None,
+            "physical_output_tokens": physical.tokens.output if physical else None,
+            "cache_hits": physical.cache_hits if physical else None,
+            "source_lines_read": cost.source_lines_read,
+            "elapsed_ms": cost.elapsed_ms,
+        }
+    )
+    unknown = set(scores) ^ set(METRICS)
+    assert not unknown, f"metric registry and scorer disagree on {sorted(unknown)}"
+    return {name: None if value is None else float(value) for name, value in scores.items()}

@@ -179,16 +179,16 @@ class SubjectStore:
         repo = str(source) if source.exists() else spec.repository
         if not source.exists():
             repo = str(staging / "clone.git")
-            _git(["clone", "--bare", "--quiet", spec.repository, repo], spec)
+            _git("clone", ["clone", "--bare", "--quiet", spec.repository, repo], spec)
         tree.mkdir(parents=True)
         archive = staging / "tree.tar"
-        _git(["-C", repo, "archive", "--format=tar", "-o", str(archive), spec.revision], spec)
+        _git("archive", ["-C", repo, "archive", "--format=tar", "-o", str(archive), spec.revision], spec)
         with tarfile.open(archive) as tar:
             tar.extractall(tree, filter="data")
         archive.unlink()
 
 
-def _git(args: list[str], spec: GitSubject) -> None:
+def _git(verb: str, args: list[str], spec: GitSubject) -> None:
     proc = subprocess.run(["git", *args], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SubjectError(f"git subject {spec.repository}@{spec.revision}: git {args[0]} failed: {proc.stderr.strip()}")
+        raise SubjectError(f"git subject {spec.repository}@{spec.revision}: git {verb} failed: {proc.stderr.strip()}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import traceback
+import warnings
 
 import hydra
 import mlflow
@@ -54,6 +55,7 @@ def run_job(cfg: DictConfig, localize_missing: bool) -> None:
     choices = HydraConfig.get().runtime.choices
     locator_name = choices["locator"]
     experiment_id = ensure_experiment(cfg.tracking)
+    mlflow.set_experiment(experiment_id=experiment_id)  # nested task runs inherit it
     tags = {"loclab.kind": "job", "loclab.stage": stage, "loclab.locator": locator_name,
             "loclab.dataset": cfg.dataset.name, "loclab.git_revision": git_revision()}
     if os.environ.get(PARENT_RUN_ENV):
@@ -75,11 +77,12 @@ def _run(cfg: DictConfig, locator_name: str, stage: str, localize_missing: bool)
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
                      "loclab.system_one_identity": job.system_one_identity,
                      "loclab.results_dir": str(job.results_dir)})
-    mlflow.log_input(
-        mlflow.data.from_pandas(pd.DataFrame({"task_id": [r.task.id for r in rows]}), source=manifest.source,
-                                name=manifest.header.name, digest=manifest.content_hash[:36]),
-        context="evaluation",
-    )
+    with warnings.catch_warnings():
+        # MLflow registers two equivalent local-file source types and warns that it picked one.
+        warnings.filterwarnings("ignore", message="The specified dataset source can be interpreted")
+        dataset = mlflow.data.from_pandas(pd.DataFrame({"task_id": [r.task.id for r in rows]}), source=manifest.source,
+                                          name=manifest.header.name, digest=manifest.content_hash[:36])
+    mlflow.log_input(dataset, context="evaluation")
     outcomes = []
     work = [(row, repeat) for row in rows for repeat in range(cfg.repeats)]
     for row, repeat in tqdm(work, desc=f"{locator_name} on {cfg.dataset.name}", unit="task"):

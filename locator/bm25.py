@@ -5,6 +5,8 @@ It reads every candidate file, and its cost says so: that is the honest price of
 
 from __future__ import annotations
 
+import logging
+
 import bm25s
 import numpy as np
 
@@ -14,6 +16,9 @@ from locator.result import Confidence, Evidence, ResultFile
 from locator.task import Task
 from locator.text import tokenize
 from locator.windows import LineRange, sliding
+
+# bm25s sets its own logger to DEBUG on import, which floods every run's log.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 _BASIS = "bm25s (lucene) over whole files, relative to the best file of the task"
 

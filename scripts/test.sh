@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The test suite (needs the package registry for the pip-downloaded subjects).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || bash scripts/setup.sh
+export MLFLOW_DISABLE_TELEMETRY=true HF_HUB_OFFLINE=1
+exec .venv/bin/python -m pytest -q "$@"

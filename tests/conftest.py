@@ -1,0 +1,38 @@
+"""Shared fixtures. Data in ../shared is read in place: LOCLAB_SHARED_DIR points elsewhere."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from experiments.paths import PROJECT_ROOT
+
+SHARED_DIR = Path(os.environ.get("LOCLAB_SHARED_DIR", PROJECT_ROOT.parent / "shared"))
+SWEBENCH_FILE = SHARED_DIR / "datasets" / "swebench-lite" / "swebench-lite-pypi.jsonl"
+LOCAGENT_FILE = SHARED_DIR / "peers" / "locagent-claude-3-5" / "loc_outputs.jsonl"
+
+
+@pytest.fixture(scope="session")
+def subject_cache(tmp_path_factory) -> Path:
+    """One subject cache per test session: real pip downloads, done once."""
+    return tmp_path_factory.mktemp("subject-cache")
+
+
+@pytest.fixture
+def swebench_file() -> Path:
+    if not SWEBENCH_FILE.is_file():
+        pytest.skip(f"SWE-bench Lite PyPI subset not found at {SWEBENCH_FILE} (set LOCLAB_SHARED_DIR)")
+    return SWEBENCH_FILE
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import zipfile
+
+import pytest
+
+from dataset.manifest import GitSubject, LocalSubject, PypiSubject
+from dataset.subjects import SubjectError, SubjectIntegrityError, SubjectStore, _unpack
+from tests.conftest import write_tree
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_local_subject_verified_in_place(tmp_path):
+    root = write_tree(tmp_path / "repo", {"a.py": "x = 1\n"})
+    store = SubjectStore(tmp_path / "cache", manifest_dir=tmp_path)
+    assert store.materialize(LocalSubject(path="repo", verify_sha256={"a.py": _sha("x = 1\n")}), "t") == root
+
+
+def test_hash_mismatch_fails_closed(tmp_path):
+    write_tree(tmp_path / "repo", {"a.py": "x = 2\n"})
+    store = SubjectStore(tmp_path / "cache", manifest_dir=tmp_path)
+    with pytest.raises(SubjectIntegrityError, match="sha256 mismatch for 'a.py'"):
+        store.materialize(LocalSubject(path="repo", verify_sha256={"a.py": _sha("x = 1\n")}), "t")
+    with pytest.raises(SubjectIntegrityError, match="missing"):
+        store.materialize(LocalSubject(path="repo", verify_sha256={"b.py": _sha("")}), "t")
+
+
+def test_missing_local_directory(tmp_path):
+    with pytest.raises(SubjectError, match="not a directory"):
+        SubjectStore(tmp_path).materialize(LocalSubject(path=str(tmp_path / "nope")), "t")
+
+
+def _git_repo(path):
+    write_tree(path, {"pkg/m.py": "v = 1\n"})
+    run = lambda *a: subprocess.run(["git", "-C", str(path), *a], check=True, capture_output=True)  # noqa: E731
+    run("init", "-q")
+    run("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
+    run("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "one")
+    first = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    (path / "pkg" / "m.py").write_text("v = 2\n")
+    run("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "two")
+    return first
+
+
+def test_git_subject_exports_the_revision_not_the_work_tree(tmp_path):
+    first = _git_repo(tmp_path / "upstream")
+    store = SubjectStore(tmp_path / "cache")
+    spec = GitSubject(repository=str(tmp_path / "upstream"), revision=first, verify_sha256={"pkg/m.py": _sha("v = 1\n")})
+    root = store.materialize(spec, "t")
+    assert (root / "pkg" / "m.py").read_text() == "v = 1\n"
+    assert store.materialize(spec, "t") == root  # cached by content
+
+
+def test_git_unknown_revision_is_a_clear_error(tmp_path):
+    _git_repo(tmp_path / "upstream")
+    spec = GitSubject(repository=str(tmp_path / "upstream"), revision="deadbeef")
+    with pytest.raises(SubjectError, match="git archive failed"):
+        SubjectStore(tmp_path / "cache").materialize(spec, "t")
+
+
+def test_archive_members_cannot_escape(tmp_path):
+    evil = tmp_path / "evil-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(evil, "w") as archive:
+        archive.writestr("../../escape.py", "boom")
+    with pytest.raises(SubjectIntegrityError, match="escapes"):
+        _unpack(evil, tmp_path / "out")
+    assert not (tmp_path / "escape.py").exists()
+
+
+ITSDANGEROUS = dict(
+    requirement="itsdangerous==2.2.0",
+    artifact="wheel",
+    artifact_filename="itsdangerous-2.2.0-py3-none-any.whl",
+    artifact_sha256="c6242fc49e35958c8b15141343aa660db5fc54d4f13a1db01a3f5891b98700ef",
+    path_map={"src/": ""},
+)
+TIMED_SHA = "e91bc332a36e9863317f4f8796969974df4f51042646fad01a994a871ba2bd4b"
+
+
+@pytest.mark.network
+def test_pypi_wheel_is_downloaded_unpacked_mapped_and_verified(subject_cache):
+    store = SubjectStore(subject_cache)
+    root = store.materialize(PypiSubject(**ITSDANGEROUS, verify_sha256={"src/itsdangerous/timed.py": TIMED_SHA}), "t")
+    assert (root / "src" / "itsdangerous" / "timed.py").is_file()
+    assert not (root / "itsdangerous").exists()
+
+
+@pytest.mark.network
+def test_pypi_gold_hash_mismatch_fails_closed(subject_cache):
+    store = SubjectStore(subject_cache)
+    spec = PypiSubject(**ITSDANGEROUS, verify_sha256={"src/itsdangerous/timed.py": "0" * 64})
+    with pytest.raises(SubjectIntegrityError, match="sha256 mismatch"):
+        store.materialize(spec, "t")
+
+
+@pytest.mark.network
+def test_pypi_artifact_hash_mismatch_fails_closed(tmp_path):
+    spec = PypiSubject(**(ITSDANGEROUS | {"artifact_sha256": "0" * 64}))
+    with pytest.raises(SubjectIntegrityError, match="artifact sha256 mismatch"):
+        SubjectStore(tmp_path).materialize(spec, "t")
+    assert not list((tmp_path / "subjects" / "pypi").glob("*/.loclab-subject.json"))

@@ -1,0 +1,140 @@
+"""End to end through the real CLI: Hydra composition and multirun, real pip-downloaded subjects,
+a real MLflow SQLite store."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
+from locator.hashing import sha256_file
+from locator.task import SubjectIdentity, Task
+from tests.conftest import write_tree
+from tests.experiments.cli import Workspace
+
+pytestmark = pytest.mark.network
+
+
+def _ok(proc):
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+@pytest.fixture
+def ws(tmp_path, subject_cache):
+    return Workspace(tmp_path, subject_cache)
+
+
+def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
+    proc = _ok(ws.run("experiments.run", "locator=two_phase", "limit=2"))
+    assert "file_acc_all@5" in proc.stdout and "mlflow ui --backend-store-uri sqlite:///" in proc.stdout
+    [job] = ws.jobs()
+    assert job.info.status == "FINISHED"
+    assert job.data.metrics["tasks_ok"] == 2 and "file_acc_all_at_5" in job.data.metrics
+    assert "file_recall_ci95_low" in job.data.metrics and job.data.metrics["model_calls"] > 0
+    assert len(job.data.tags["loclab.manifest_blake3"]) == 64
+    assert job.data.params["locator.file_threshold"] == "0.5"
+    tasks = ws.runs(filter_string=f"tags.`mlflow.parentRunId` = '{job.info.run_id}'")
+    assert len(tasks) == 2 and all(t.info.status == "FINISHED" for t in tasks)
+    artifacts = {a.path for a in ws.client().list_artifacts(job.info.run_id)}
+    assert {"per_task.csv", "aggregate.csv", "results"} <= artifacts
+    results = list((ws.root / "results").rglob("localization-result.json"))
+    assert len(results) == 2 and all((r.parent / "trace.jsonl").is_file() for r in results)
+
+    # Idempotent: the saved results are reused, not recomputed.
+    _ok(ws.run("experiments.run", "locator=two_phase", "limit=2"))
+    rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
+    assert rerun.data.metrics["tasks_reused"] == 2
+    assert rerun.data.metrics["file_recall"] == job.data.metrics["file_recall"]
+
+    # Re-scoring reads the saved results and never localizes.
+    _ok(ws.run("experiments.score", "locator=two_phase", "limit=2"))
+    rescored = max(ws.jobs(), key=lambda r: r.info.start_time)
+    assert rescored.data.tags["loclab.stage"] == "score"
+    assert rescored.data.metrics["file_recall"] == job.data.metrics["file_recall"]
+
+
+def test_rescoring_without_saved_results_fails_the_tasks_not_silently(ws):
+    proc = ws.run("experiments.score", "locator=bm25", "limit=1")
+    assert proc.returncode != 0
+    assert "no saved result" in proc.stdout
+    [job] = ws.jobs()
+    assert job.info.status == "FAILED"
+
+
+def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
+    _ok(ws.run("experiments.run", "locator=bm25,two_phase", "limit=1", multirun=True))
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    children = ws.jobs()
+    assert parent.info.status == "FINISHED" and parent.data.metrics["jobs_total"] == 2
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parent.info.run_id}
+    assert {c.data.tags["loclab.locator"] for c in children} == {"bm25", "two_phase"}
+
+
+def test_unknown_locator_lists_the_known_ones(ws):
+    proc = ws.run("experiments.run", "locator=nope")
+    assert proc.returncode != 0
+    assert "bm25" in proc.stderr and "two_phase" in proc.stderr
+
+
+def _local_manifest(tmp_path, tamper: set[str]):
+    rows = []
+    for name in ("good", "bad"):
+        root = write_tree(tmp_path / name, {"pkg/core.py": "def parse_config(path):\n    return path\n",
+                                            "pkg/util.py": "def helper():\n    return 1\n"})
+        digest = sha256_file(root / "pkg" / "core.py")
+        rows.append(
+            ManifestRow(
+                task=Task(id=name, text="parse_config returns the path instead of the config",
+                          subject=SubjectIdentity(repository=f"local/{name}", revision="1")),
+                subject=LocalSubject(path=str(root), verify_sha256={"pkg/core.py": "0" * 64 if name in tamper else digest}),
+                gold=Gold(files=["pkg/core.py"], spans=[GoldSpan(path="pkg/core.py", start_line=2, end_line=2, region=0)], rule="t"),
+            )
+        )
+    path = tmp_path / "manifest.jsonl"
+    write_manifest(build_manifest("local", "1", "d", "t", rows, str(path)), path)
+    return path
+
+
+def test_a_hash_mismatch_fails_that_task_closed_and_the_job_goes_on(ws, tmp_path):
+    manifest = _local_manifest(tmp_path, tamper={"bad"})
+    _ok(ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}"))
+    [job] = ws.jobs()
+    assert (job.info.status, job.data.metrics["tasks_ok"], job.data.metrics["tasks_failed"]) == ("FINISHED", 1, 1)
+    failed = ws.runs(filter_string="attributes.status = 'FAILED'")
+    assert [r.data.tags["loclab.task_id"] for r in failed] == ["bad"]
+    assert "sha256 mismatch" in failed[0].data.tags["loclab.error"]
+    assert not list((ws.root / "results").rglob("bad/r0/localization-result.json"))
+
+
+def test_a_job_whose_every_task_fails_is_marked_failed(ws, tmp_path):
+    manifest = _local_manifest(tmp_path, tamper={"good", "bad"})
+    proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}")
+    assert proc.returncode != 0
+    [job] = ws.jobs()
+    assert job.info.status == "FAILED" and "every task failed" in job.data.tags["loclab.error"]
+
+
+def test_missing_dataset_file_fails_the_job_with_a_clear_error(ws, tmp_path):
+    proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={tmp_path}/absent.jsonl")
+    assert proc.returncode != 0 and "dataset file not found" in proc.stderr
+    [job] = ws.jobs()
+    assert job.info.status == "FAILED"
+
+
+SWEBENCH_FEW = "tasks=[pallets__flask-4992,psf__requests-2317,marshmallow-code__marshmallow-1343]"
+
+
+def test_swebench_subset_runs_on_a_few_instances(ws, swebench_file):
+    overrides = ("dataset=swebench_lite_pypi", SWEBENCH_FEW)
+    env_path = f"dataset.loader.path={swebench_file}"
+    for locator in ("bm25", "two_phase"):
+        _ok(ws.run("experiments.run", f"locator={locator}", env_path, *overrides))
+    jobs = ws.jobs("loclab-swebench_lite_pypi")
+    assert {j.data.tags["loclab.locator"] for j in jobs} == {"bm25", "two_phase"}
+    assert all(j.data.metrics["tasks_ok"] == 3 for j in jobs)
+    bm25 = next(j for j in jobs if j.data.tags["loclab.locator"] == "bm25")
+    two_phase = next(j for j in jobs if j.data.tags["loclab.locator"] == "two_phase")
+    assert bm25.data.metrics["source_lines_read"] > two_phase.data.metrics["source_lines_read"]
+    per_task = ws.client().download_artifacts(bm25.info.run_id, "per_task.csv", str(ws.root))
+    assert len(pd.read_csv(per_task)) == 3

@@ -1,0 +1,33 @@
+"""ScriptedBackend: a test double of the System One model (not a model), answering chosen
+probabilities by substring rules so each policy rule can be driven exactly."""
+
+from __future__ import annotations
+
+from locator.system_one.wire import ChoiceAnswer, NoulAnswer, Request, Response, ScoreAnswer, Usage
+
+
+class ScriptedBackend:
+    identity = "scripted-test-double"
+
+    def __init__(self, rules: list[tuple[str, float]], default: float = 0.0):
+        self.rules = rules
+        self.default = default
+        self.requests: list[Request] = []
+
+    def _p(self, text: str) -> float:
+        return next((p for needle, p in self.rules if needle in text), self.default)
+
+    def answer(self, request: Request) -> Response:
+        self.requests.append(request)
+        answers = {}
+        for key, q in request.questions.items():
+            text = f"{q.criteria if isinstance(q.criteria, str) else ''}\n{q.content or ''}"
+            if q.type == "choice":
+                options = q.options()
+                best = max(options, key=lambda k: self._p(options[k]))
+                answers[key] = ChoiceAnswer(choice=best, probabilities={k: 1.0 if k == best else 0.0 for k in options})
+            elif q.type == "score":
+                answers[key] = ScoreAnswer(probabilities=[1.0] + [0.0] * (len(q.criteria) - 1))
+            else:
+                answers[key] = NoulAnswer(noul=self._p(text))
+        return Response(model="scripted", answers=answers, usage=Usage(input_tokens=10, output_tokens=2))

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from locator.system_one.cache import DecisionCache
+from locator.system_one.client import SystemOne
+from locator.system_one.lexical import LexicalBackend
+from locator.system_one.wire import (
+    ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, Request, Response, ScoreAnswer, Usage, validate_response,
+)
+from locator.trace import EventKind, Trace
+
+STATE = {"task": "parse_wheel_filename rejects names"}
+QUESTIONS = {"q": Question(type="noul", instructions="i", criteria="packaging/utils.py")}
+
+
+class CountingBackend(LexicalBackend):
+    """The real lexical backend, counting how often it is reached."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def answer(self, request):
+        self.calls += 1
+        return super().answer(request)
+
+
+def test_cache_serves_identical_requests_and_counts_logical_vs_physical(tmp_path):
+    backend = CountingBackend()
+    cache = DecisionCache(tmp_path / "decisions.sqlite")
+    arm_a, arm_b = SystemOne(backend, "m", cache), SystemOne(backend, "m", cache)
+    first = arm_a.ask(STATE, QUESTIONS)
+    second = arm_b.ask(STATE, QUESTIONS)
+    assert first == second and backend.calls == 1
+    a, b = arm_a.totals(), arm_b.totals()
+    assert (a.logical_calls, a.physical_calls, a.cache_misses) == (1, 1, 1)
+    assert (b.logical_calls, b.physical_calls, b.cache_hits) == (1, 0, 1)
+    assert b.logical_input_tokens == a.logical_input_tokens > 0 and b.physical_input_tokens == 0
+
+
+def test_cache_is_shared_across_connections_and_keyed_on_backend_identity(tmp_path):
+    path = tmp_path / "decisions.sqlite"
+    SystemOne(LexicalBackend(), "m", DecisionCache(path)).ask(STATE, QUESTIONS)
+    other_process_view = DecisionCache(path)
+    assert len(other_process_view) == 1
+    backend = CountingBackend()
+    SystemOne(backend, "m", other_process_view).ask(STATE, QUESTIONS)
+    assert backend.calls == 0
+    changed = CountingBackend()
+    changed.scale = 5.0
+    SystemOne(changed, "m", other_process_view).ask(STATE, QUESTIONS)
+    assert changed.calls == 1 and len(other_process_view) == 2
+
+
+def test_without_cache_every_call_is_physical():
+    system_one = SystemOne(CountingBackend(), "m")
+    system_one.ask(STATE, QUESTIONS)
+    system_one.ask(STATE, QUESTIONS)
+    totals = system_one.totals()
+    assert (totals.logical_calls, totals.physical_calls, totals.cache_hits, totals.cache_misses) == (2, 2, 0, 0)
+
+
+def test_requests_and_answers_are_traced():
+    trace = Trace()
+    SystemOne(LexicalBackend(), "m", trace=trace).ask(STATE, QUESTIONS)
+    assert [e.kind for e in trace.events] == [EventKind.REQUEST, EventKind.ANSWER]
+
+
+def _req(**questions):
+    return Request(state=STATE, model="m", questions=questions)
+
+
+USAGE = Usage(input_tokens=1, output_tokens=1)
+
+
+def test_validation_rejects_missing_and_mistyped_answers():
+    request = _req(a=Question(type="noul", instructions="i"), b=Question(type="choice", instructions="i", criteria=["x", "y"]))
+    with pytest.raises(InvalidAnswerError, match="unanswered"):
+        validate_response(request, Response(model="m", answers={"a": NoulAnswer(noul=0.5)}, usage=USAGE))
+    with pytest.raises(InvalidAnswerError, match="asked choice"):
+        validate_response(request, Response(model="m", answers={"a": NoulAnswer(noul=0.5), "b": NoulAnswer(noul=0.5)}, usage=USAGE))
+    with pytest.raises(InvalidAnswerError, match="not among the options"):
+        validate_response(request, Response(model="m", answers={"a": NoulAnswer(noul=0.5),
+                                                                "b": ChoiceAnswer(choice="z", probabilities={"x": 1.0})}, usage=USAGE))
+    score_request = _req(s=Question(type="score", instructions="i", criteria=["lo", "hi"]))
+    with pytest.raises(InvalidAnswerError, match="levels"):
+        validate_response(score_request, Response(model="m", answers={"s": ScoreAnswer(probabilities=[1.0])}, usage=USAGE))
+
+
+def test_out_of_range_probability_is_a_wire_error():
+    with pytest.raises(ValidationError):
+        Response.model_validate({"model": "m", "answers": {"a": {"type": "noul", "noul": 1.7}}, "usage": {"input_tokens": 1, "output_tokens": 1}})
+
+
+def test_questions_must_fit_their_type():
+    with pytest.raises(ValidationError):
+        Question(type="choice", instructions="i")
+    with pytest.raises(ValidationError):
+        Question(type="score", instructions="i", criteria=["only one"])

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from locator.repository import PathOutsideSubjectError, RepositoryView, SkipReason, UnknownFileError, normalize_relpath
+from tests.conftest import write_tree
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = write_tree(
+        tmp_path / "subject",
+        {
+            "pkg/a.py": "line1\nline2\nline3\n",
+            "pkg/b.py": "no trailing newline",
+            "pkg/data.bin": b"\x00\x01\x02binary",
+            "pkg/latin1.py": "caf\xe9\n".encode("latin-1"),
+            "big.py": "x = 1\n" * 200,
+        },
+    )
+    outside = write_tree(tmp_path / "outside", {"secret.py": "TOKEN = 1\n"})
+    os.symlink(outside / "secret.py", root / "pkg" / "link_out.py")
+    os.symlink(outside, root / "linked_dir")
+    os.symlink(root / "pkg" / "a.py", root / "pkg" / "link_in.py")
+    return RepositoryView(root, max_file_bytes=1000)
+
+
+def test_enumerates_text_files_and_counts_what_it_skips(repo):
+    assert sorted(f.path for f in repo.files()) == ["pkg/a.py", "pkg/b.py", "pkg/link_in.py"]
+    assert repo.skipped[SkipReason.BINARY] == 1
+    assert repo.skipped[SkipReason.NOT_UTF8] == 1
+    assert repo.skipped[SkipReason.OVERSIZED] == 1
+    assert repo.skipped[SkipReason.SYMLINK_OUTSIDE_ROOT] == 2
+
+
+def test_line_counts(repo):
+    assert repo.stat("pkg/a.py").line_count == 3
+    assert repo.stat("pkg/b.py").line_count == 1
+
+
+def test_read_is_one_based_inclusive_clamped_and_counted(repo):
+    assert repo.read("pkg/a.py", 2, 3).lines == ("line2\n", "line3\n")
+    assert repo.read("pkg/a.py", 3, 99).lines == ("line3\n",)
+    assert repo.read("pkg/a.py", 5, 9).lines == ()
+    counters = repo.counters()
+    assert (counters.reads, counters.lines, counters.bytes) == (3, 3, 18)
+
+
+def test_read_lines_counts_only_the_lines_handed_out(repo):
+    assert repo.read_lines("pkg/a.py", [3, 1, 1, 42]) == {1: "line1\n", 3: "line3\n"}
+    assert repo.counters().lines == 2
+
+
+def test_unmetered_text_is_not_counted(repo):
+    assert repo.unmetered_text("pkg/a.py").startswith("line1")
+    assert repo.counters().lines == 0
+
+
+@pytest.mark.parametrize("bad", ["../outside/secret.py", "/etc/passwd", "pkg/../../x.py"])
+def test_paths_outside_the_root_are_refused(repo, bad):
+    with pytest.raises(PathOutsideSubjectError):
+        repo.read(bad)
+
+
+def test_skipped_and_unknown_files_cannot_be_read(repo):
+    with pytest.raises(UnknownFileError):
+        repo.read("pkg/data.bin")
+    with pytest.raises(UnknownFileError):
+        repo.read("pkg/link_out.py")
+
+
+def test_normalize_relpath():
+    assert normalize_relpath("./a//b/../c.py") == "a/c.py"
+    assert normalize_relpath("a\\b.py") == "a/b.py"
+
+
+def test_start_line_must_be_positive(repo):
+    with pytest.raises(ValueError):
+        repo.read("pkg/a.py", 0, 1)

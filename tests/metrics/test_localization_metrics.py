@@ -1,0 +1,105 @@
+"""Hand-computed expectations for every metric on one small, deliberately mixed case."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataset.manifest import Gold, GoldSpan
+from locator.result import Cost, Evidence, LocalizationResult, PhysicalCost, Producer, ResultFile, Tokens
+from metrics.definitions import METRICS
+from metrics.localization import score_task
+
+A_PY = "def one():\n    x = 1\n    y = 2\n    return x\n\nclass K:\n" + "".join(f"    a{i} = {i}\n" for i in range(7, 20)) + \
+       "    def m(self):\n        x = 1\n        return x\n"
+B_PY = "".join(f"v{i} = {i}\n" for i in range(1, 10)) + "def bee():\n    a = 1\n    return a\n"
+D_PY = "import os\n\n\n\nX = 1\n"
+SOURCES = {"a.py": A_PY, "b.py": B_PY, "d.py": D_PY}
+
+
+def _ev(start, end):
+    return Evidence(id=f"{start}-{end}", start_line=start, end_line=end)
+
+
+RESULT = LocalizationResult(
+    task="t",
+    subject=None,
+    producer=Producer(system="test"),
+    files=[
+        ResultFile(path="b.py", evidence=[_ev(10, 12)]),
+        ResultFile(path="a.py", evidence=[_ev(1, 4), _ev(20, 21)]),
+        ResultFile(path="c.py"),
+    ],
+    cost=Cost(elapsed_ms=12.5, model_calls=3, tokens=Tokens(input=100, output=20), source_lines_read=40,
+              physical=PhysicalCost(model_calls=1, tokens=Tokens(input=30, output=5), cache_hits=2)),
+)
+GOLD = Gold(
+    files=["a.py", "d.py"],
+    spans=[GoldSpan(path="a.py", start_line=2, end_line=3, region=0),
+           GoldSpan(path="a.py", start_line=21, end_line=22, region=1),
+           GoldSpan(path="d.py", start_line=5, end_line=5, region=2)],
+    rule="test",
+)
+
+
+@pytest.fixture(scope="module")
+def scores():
+    return score_task(RESULT, GOLD, SOURCES.get)
+
+
+def test_file_level(scores):
+    assert scores["file_precision"] == pytest.approx(1 / 3)
+    assert scores["file_recall"] == pytest.approx(1 / 2)
+    assert scores["file_f1"] == pytest.approx(0.4)
+    assert scores["file_mrr"] == pytest.approx(0.5)
+    assert scores["file_set_match"] == 0.0
+    assert (scores["file_acc_all@1"], scores["file_acc_all@10"]) == (0.0, 0.0)
+    assert (scores["file_hit_any@1"], scores["file_hit_any@3"]) == (0.0, 1.0)
+
+
+def test_line_level(scores):
+    assert scores["line_recall"] == pytest.approx(3 / 5)
+    assert scores["line_precision"] == pytest.approx(3 / 9)
+    assert scores["gold_region_recall"] == pytest.approx(2 / 3)
+
+
+def test_entity_and_module_level(scores):
+    # predicted entities, in order: b.py:bee, a.py:one, a.py:K.m; gold: a.py:one, a.py:K.m
+    assert (scores["entity_acc_all@1"], scores["entity_acc_all@3"]) == (0.0, 1.0)
+    # predicted modules: b.py:bee, a.py:one, a.py:K; gold: a.py:one, a.py:K
+    assert (scores["module_acc_all@1"], scores["module_acc_all@3"]) == (0.0, 1.0)
+
+
+def test_explicit_gold_entities_take_precedence():
+    gold = GOLD.model_copy(update={"entities": ["a.py:K.m"]})
+    assert score_task(RESULT, gold, SOURCES.get)["entity_acc_all@1"] == 0.0
+    assert score_task(RESULT, gold, SOURCES.get)["entity_acc_all@3"] == 1.0
+
+
+def test_entity_metrics_are_undefined_without_gold_entities():
+    gold = Gold(files=["d.py"], spans=[GoldSpan(path="d.py", start_line=5, end_line=5, region=0)], rule="t")
+    assert score_task(RESULT, gold, SOURCES.get)["entity_acc_all@5"] is None
+
+
+def test_cost_passes_through(scores):
+    assert (scores["model_calls"], scores["physical_model_calls"], scores["cache_hits"]) == (3, 1, 2)
+    assert (scores["input_tokens"], scores["physical_input_tokens"], scores["source_lines_read"]) == (100, 30, 40)
+
+
+def test_a_perfect_answer_scores_one():
+    perfect = RESULT.model_copy(update={"files": [ResultFile(path="a.py", evidence=[_ev(2, 3), _ev(21, 22)]),
+                                                  ResultFile(path="d.py", evidence=[_ev(5, 5)])]})
+    s = score_task(perfect, GOLD, SOURCES.get)
+    for name in ("file_precision", "file_recall", "file_set_match", "file_acc_all@3",
+                 "line_recall", "line_precision", "gold_region_recall", "entity_acc_all@5"):
+        assert s[name] == 1.0, name
+    assert s["file_acc_all@1"] == 0.0  # two gold files cannot both be in the top 1
+
+
+def test_an_empty_answer_scores_zero_not_undefined():
+    empty = RESULT.model_copy(update={"files": []})
+    s = score_task(empty, GOLD, SOURCES.get)
+    assert (s["file_precision"], s["line_precision"], s["file_mrr"]) == (0.0, 0.0, 0.0)
+
+
+def test_every_registered_metric_is_scored(scores):
+    assert set(scores) == set(METRICS)

@@ -70,10 +70,10 @@ def run_job(cfg: DictConfig, localize_missing: bool) -> None:
 
 
 def _run(cfg: DictConfig, locator_name: str, stage: str, localize_missing: bool) -> None:
+    mlflow.log_params(flatten(cfg, PARAM_GROUPS))
     manifest = instantiate(cfg.dataset.loader)
     job = Job(cfg, manifest, locator_name)
     rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit)
-    mlflow.log_params(flatten(cfg, PARAM_GROUPS))
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
                      "loclab.system_one_identity": job.system_one_identity,
                      "loclab.results_dir": str(job.results_dir)})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,10 @@ def flatten(cfg: DictConfig, keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 class SweepParentRun(Callback):
-    """In the multirun parent: create the store once, open a parent run, close it with the verdict."""
+    """In the multirun parent: create the store once, open a parent run, close it with the verdict.
+
+    Hydra skips on_multirun_end when a job raised, so an exit hook closes the run as FAILED then.
+    """
 
     def __init__(self) -> None:
         self.run_id: str | None = None
@@ -74,8 +78,13 @@ class SweepParentRun(Callback):
         )
         self.run_id = run.info.run_id
         os.environ[PARENT_RUN_ENV] = self.run_id
+        atexit.register(self._close, aborted=True)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        atexit.unregister(self._close)
+        self._close(aborted=False)
+
+    def _close(self, aborted: bool) -> None:
         if self.run_id is None:
             return
         client = MlflowClient()
@@ -84,5 +93,6 @@ class SweepParentRun(Callback):
         failed = [c for c in children if c.info.status != RunStatus.to_string(RunStatus.FINISHED)]
         client.log_metric(self.run_id, "jobs_total", len(children))
         client.log_metric(self.run_id, "jobs_failed", len(failed))
-        client.set_terminated(self.run_id, status="FAILED" if failed or not children else "FINISHED")
+        client.set_terminated(self.run_id, status="FAILED" if aborted or failed or not children else "FINISHED")
         os.environ.pop(PARENT_RUN_ENV, None)
+        self.run_id = None

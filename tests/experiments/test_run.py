@@ -71,6 +71,23 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     assert {c.data.tags["loclab.locator"] for c in children} == {"bm25", "two_phase"}
 
 
+def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):
+    proc = ws.run("experiments.run", "locator=bm25", "locator.top_files=0,5", "limit=1", multirun=True)
+    assert proc.returncode != 0 and "top_files" in proc.stderr
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    statuses = {c.data.params["locator.top_files"]: c.info.status for c in ws.jobs()}
+    assert parent.info.status == "FAILED" and parent.data.metrics["jobs_failed"] == 1
+    assert statuses == {"0": "FAILED", "5": "FINISHED"}
+
+
+def test_a_parallel_sweep_shares_one_store_created_by_the_parent(ws):
+    _ok(ws.run("experiments.run", "sweep=parallel", "locator=bm25,two_phase", "limit=1", multirun=True))
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    assert parent.info.status == "FINISHED"
+    assert {c.data.tags["mlflow.parentRunId"] for c in ws.jobs()} == {parent.info.run_id}
+    assert len(ws.jobs()) == 2
+
+
 def test_unknown_locator_lists_the_known_ones(ws):
     proc = ws.run("experiments.run", "locator=nope")
     assert proc.returncode != 0

@@ -23,7 +23,7 @@ from locator.result import LocalizationResult
 from locator.runtime import localize
 from locator.system_one.backend import Backend
 from locator.system_one.cache import DecisionCache
-from locator.system_one.client import SystemOne
+from locator.system_one.client import Pricing, SystemOne
 from locator.trace import Trace
 from metrics.localization import score_task
 
@@ -99,9 +99,11 @@ class Job:
 
     def _localize(self, row: ManifestRow, repo: RepositoryView, out_dir: Path) -> LocalizationResult:
         trace = Trace()
-        system_one = (
-            SystemOne(self.backend, model=self.cfg.system_one.model, cache=self.cache) if self.backend is not None else None
-        )
+        system_one = None
+        if self.backend is not None:
+            so = self.cfg.system_one
+            system_one = SystemOne(self.backend, model=so.model, cache=self.cache, max_concurrency=so.max_concurrency,
+                                   pricing=Pricing(**so.pricing) if so.get("pricing") else None)
         result = localize(self.locator, row.task, repo, system_one, trace)
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "error.txt").unlink(missing_ok=True)

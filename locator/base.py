@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 from locator.repository import FileInfo, ReadResult, RepositoryView
 from locator.result import ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
-from locator.system_one.wire import Question, Response
+from locator.system_one.wire import Answer, Question, Response
 from locator.task import Task
 from locator.trace import EventKind, Trace
 
@@ -63,6 +63,18 @@ class LocatorContext:
 
     def ask(self, state: dict, questions: dict[str, Question]) -> Response:
         return self.system_one.ask(state, questions)
+
+    def ask_many(self, calls: list[tuple[dict, dict[str, Question]]]) -> list[Response]:
+        """Independent requests, concurrent up to system_one.max_concurrency; answers in order."""
+        return self.system_one.ask_many(calls)
+
+    def ask_grouped(self, state: dict, questions: dict[str, Question], groups: list[list[str]]) -> dict[str, Answer]:
+        """One request per group of question keys, the requests concurrent; all answers by key."""
+        calls = [(state, {k: questions[k] for k in group}) for group in groups if group]
+        answers: dict[str, Answer] = {}
+        for response in self.ask_many(calls):
+            answers.update(response.answers)
+        return answers
 
     def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> ReadResult:
         result = self.repo.read(path, start_line, end_line)

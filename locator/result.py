@@ -103,7 +103,10 @@ class PhysicalCost(Record):
     tokens: Tokens = Field(default_factory=Tokens)
     cache_hits: int | None = None
     cache_misses: int | None = None
+    retries: int | None = None
     model_wall_time_ms: float | None = None
+    model_critical_path_ms: float | None = None
+    usd: float | None = Field(default=None, description="billed provider cost; null without a price table")
 
 
 class Cost(Record):
@@ -113,6 +116,7 @@ class Cost(Record):
     source_lines_read: int | None = None
     stages: list[StageCost] = Field(default_factory=list)
     physical: PhysicalCost | None = None
+    usd: float | None = Field(default=None, description="provider cost of the logical calls; null without a price table")
 
 
 class LocalizationResult(Record):

@@ -22,6 +22,7 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
     elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
     usage = ctx.usage()
     used_model = usage.logical_calls > 0
+    pricing = system_one.pricing if system_one is not None else None
     return LocalizationResult(
         task=task.id,
         subject=task.subject,
@@ -37,12 +38,16 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
             tokens=Tokens(input=usage.logical_input_tokens, output=usage.logical_output_tokens),
             source_lines_read=repo.counters().lines - lines0,
             stages=ctx.stages,
+            usd=pricing.usd(usage.logical_input_tokens, usage.logical_output_tokens) if pricing else None,
             physical=PhysicalCost(
                 model_calls=usage.physical_calls,
                 tokens=Tokens(input=usage.physical_input_tokens, output=usage.physical_output_tokens),
                 cache_hits=usage.cache_hits,
                 cache_misses=usage.cache_misses,
+                retries=usage.retries,
                 model_wall_time_ms=round(usage.model_wall_time_ms, 3),
+                model_critical_path_ms=round(usage.model_critical_path_ms, 3),
+                usd=pricing.usd(usage.physical_input_tokens, usage.physical_output_tokens) if pricing else None,
             ),
         ),
     )

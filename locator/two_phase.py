@@ -78,6 +78,7 @@ class TwoPhaseLocator:
         discovery_batch_size: int = 64,
         window_lines: int = 80,
         evidence_lines: int = 8,
+        reading_batch_size: int = 4,
         max_rounds: int = 4,
         action_threshold: float = 0.3,
         observation_threshold: float = 0.75,
@@ -89,13 +90,14 @@ class TwoPhaseLocator:
                             "observation_threshold": observation_threshold}.items():
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"two_phase: {name} must be in [0, 1], got {value}")
-        if min(max_files, discovery_batch_size, window_lines, evidence_lines, max_rounds, max_evidence_spans) < 1:
-            raise ValueError("two_phase: max_files, discovery_batch_size, window_lines, evidence_lines, max_rounds, max_evidence_spans must be >= 1")
+        if min(max_files, discovery_batch_size, window_lines, evidence_lines, reading_batch_size, max_rounds, max_evidence_spans) < 1:
+            raise ValueError("two_phase: max_files, discovery_batch_size, window_lines, evidence_lines, reading_batch_size, max_rounds, max_evidence_spans must be >= 1")
         self.file_threshold = file_threshold
         self.max_files = max_files
         self.discovery_batch_size = discovery_batch_size
         self.window_lines = window_lines
         self.evidence_lines = evidence_lines
+        self.reading_batch_size = reading_batch_size
         self.max_rounds = max_rounds
         self.action_threshold = action_threshold
         self.observation_threshold = observation_threshold
@@ -119,10 +121,9 @@ class TwoPhaseLocator:
                 )
                 for i, f in enumerate(files)
             }
-            scores: dict[str, float] = {}
-            for keys in _batches(list(questions), self.discovery_batch_size):
-                response = ctx.ask({"task": task.text, "stage": "file_discovery"}, {k: questions[k] for k in keys})
-                scores.update({k: _noul(response.answers[k]) for k in keys})
+            state = {"task": task.text, "stage": "file_discovery"}
+            answers = ctx.ask_grouped(state, questions, _batches(list(questions), self.discovery_batch_size))
+            scores = {k: _noul(a) for k, a in answers.items()}
             ranked = sorted(
                 ((files[int(k[4:])], p) for k, p in scores.items() if p >= self.file_threshold),
                 key=lambda fp: (-fp[1], fp[0].path),
@@ -168,11 +169,18 @@ class TwoPhaseLocator:
             ctx.decide(stage="reading", termination={r.info.path: str(r.termination) for r in readers})
         return readers
 
+    def _file_groups(self, keys_by_file: list[list[str]]) -> list[list[str]]:
+        """Questions of `reading_batch_size` files per request."""
+        size = self.reading_batch_size
+        return [sum(keys_by_file[i : i + size], []) for i in range(0, len(keys_by_file), size)]
+
     def _choose(self, state: dict, ctx: LocatorContext, active: list[_FileReader], first: bool) -> list[tuple[_FileReader, int]]:
-        """One request rates every unread window of every active file; each file reads its best."""
+        """Rate every unread window of every active file (a request per file batch); each file
+        reads its best-rated window."""
         if first:
             chosen = [(r, 0) for r in active if r.unread]
         else:
+            keys_by_file = [[f"f{fi}w{wi}" for wi in r.unread] for fi, r in enumerate(active)]
             questions = {
                 f"f{fi}w{wi}": Question(
                     type="noul",
@@ -182,7 +190,7 @@ class TwoPhaseLocator:
                 for fi, r in enumerate(active)
                 for wi in r.unread
             }
-            answers = ctx.ask(state, questions).answers if questions else {}
+            answers = ctx.ask_grouped(state, questions, self._file_groups(keys_by_file))
             chosen = []
             for fi, reader in enumerate(active):
                 rated = sorted(((_noul(answers[f"f{fi}w{wi}"]), -wi) for wi in reader.unread), reverse=True)
@@ -196,17 +204,20 @@ class TwoPhaseLocator:
         return chosen
 
     def _observe(self, state: dict, ctx: LocatorContext, chosen: list[tuple[_FileReader, int]]) -> None:
-        """Read every chosen window, then one request scores all their chunks."""
+        """Read every chosen window, then score all their chunks (a request per file batch)."""
         if not chosen:
             return
         chunks: list[tuple[_FileReader, LineRange, str]] = []
+        keys_by_file: list[list[str]] = []
         for reader, wi in chosen:
+            keys_by_file.append([])
             window = reader.windows[wi]
             reader.unread.remove(wi)
             lines = ctx.read(reader.info.path, window.start_line, window.end_line).lines
             for chunk in tiles(len(lines), self.evidence_lines):
                 text = "".join(lines[chunk.start_line - 1 : chunk.end_line])
                 offset = window.start_line - 1
+                keys_by_file[-1].append(f"obs{len(chunks)}")
                 chunks.append((reader, LineRange(chunk.start_line + offset, chunk.end_line + offset), text))
         questions = {
             f"obs{i}": Question(
@@ -217,7 +228,7 @@ class TwoPhaseLocator:
             )
             for i, (reader, span, text) in enumerate(chunks)
         }
-        answers = ctx.ask(state, questions).answers
+        answers = ctx.ask_grouped(state, questions, self._file_groups(keys_by_file))
         for i, (reader, span, text) in enumerate(chunks):
             reader.observations.append(_Observation(span, _noul(answers[f"obs{i}"]), text))
 

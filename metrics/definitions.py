@@ -49,6 +49,12 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("physical_input_tokens", c, "input tokens that reached a backend"),
         MetricSpec("physical_output_tokens", c, "output tokens that reached a backend"),
         MetricSpec("cache_hits", c, "requests answered by the decision cache"),
+        MetricSpec("cache_misses", c, "requests the decision cache passed to the backend"),
+        MetricSpec("retries", c, "transient failures retried by a remote backend"),
+        MetricSpec("model_wall_time_ms", c, "summed wall time of backend calls"),
+        MetricSpec("model_critical_path_ms", c, "backend wall time on the critical path (slowest call per concurrent wave)"),
+        MetricSpec("cost_usd", c, "billed provider cost of the physical calls (needs a price table)"),
+        MetricSpec("logical_cost_usd", c, "provider cost the logical calls would have had without the cache"),
         MetricSpec("source_lines_read", c, "source lines handed to the locator by the RepositoryView"),
         MetricSpec("elapsed_ms", c, "wall time of localization"),
     ]

@@ -90,6 +90,12 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf) -> d
             "physical_input_tokens": physical.tokens.input if physical else None,
             "physical_output_tokens": physical.tokens.output if physical else None,
             "cache_hits": physical.cache_hits if physical else None,
+            "cache_misses": physical.cache_misses if physical else None,
+            "retries": physical.retries if physical else None,
+            "model_wall_time_ms": physical.model_wall_time_ms if physical else None,
+            "model_critical_path_ms": physical.model_critical_path_ms if physical else None,
+            "cost_usd": physical.usd if physical else None,
+            "logical_cost_usd": cost.usd,
             "source_lines_read": cost.source_lines_read,
             "elapsed_ms": cost.elapsed_ms,
         }

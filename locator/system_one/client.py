@@ -1,16 +1,21 @@
-"""The one door through which locators reach System One: cache, validation, metering, trace."""
+"""The one door through which locators reach System One: cache, validation, concurrency,
+metering (logical vs physical), price and trace."""
 
 from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from typing import Any
 
+from locator.system_one import events
 from locator.system_one.backend import Backend
 from locator.system_one.cache import DecisionCache, decision_key
 from locator.system_one.wire import Question, Request, Response, validate_response
 from locator.trace import EventKind, Trace
+
+Call = tuple[dict[str, Any], dict[str, Question]]
 
 
 @dataclass(frozen=True)
@@ -25,7 +30,9 @@ class UsageTotals:
     physical_output_tokens: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
+    retries: int = 0
     model_wall_time_ms: float = 0.0
+    model_critical_path_ms: float = 0.0
 
     def __sub__(self, other: "UsageTotals") -> "UsageTotals":
         return UsageTotals(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
@@ -34,12 +41,30 @@ class UsageTotals:
         return UsageTotals(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
 
+@dataclass(frozen=True)
+class Pricing:
+    """Provider prices per million tokens; a cost is only reported when both are known."""
+
+    input_per_million_usd: float | None = None
+    output_per_million_usd: float | None = None
+
+    def usd(self, input_tokens: int, output_tokens: int) -> float | None:
+        if self.input_per_million_usd is None or self.output_per_million_usd is None:
+            return None
+        return (input_tokens * self.input_per_million_usd + output_tokens * self.output_per_million_usd) / 1e6
+
+
 class SystemOne:
-    def __init__(self, backend: Backend, model: str, cache: DecisionCache | None = None, trace: Trace | None = None):
+    def __init__(self, backend: Backend, model: str, cache: DecisionCache | None = None, trace: Trace | None = None,
+                 max_concurrency: int = 1, pricing: Pricing | None = None):
+        if max_concurrency < 1:
+            raise ValueError("system_one.max_concurrency must be >= 1")
         self.backend = backend
         self.model = model
         self.cache = cache
         self.trace = trace
+        self.max_concurrency = max_concurrency
+        self.pricing = pricing or Pricing()
         self._lock = threading.Lock()
         self._totals = UsageTotals()
 
@@ -51,35 +76,63 @@ class SystemOne:
         with self._lock:
             return self._totals
 
-    def ask(self, state: dict[str, Any], questions: dict[str, Question]) -> Response:
+    def _emit(self, kind: EventKind, **data: Any) -> None:
+        if self.trace is not None:
+            self.trace.emit(kind, **data)
+
+    def _on_backend_event(self, kind: str, **data: Any) -> None:
+        if kind == "retry":
+            self._add(UsageTotals(retries=1))
+        self._emit(EventKind.DECISION, system_one_event=kind, **data)
+
+    def _ask(self, state: dict[str, Any], questions: dict[str, Question]) -> tuple[Response, float]:
+        """One request; returns the answer and the backend time it cost (0 on a cache hit)."""
         request = Request(state=state, model=self.model, questions=questions)
         key = decision_key(self.backend.identity, request) if self.cache is not None else None
         cached = self.cache.get(key) if key is not None else None
-        if self.trace is not None:
-            self.trace.emit(EventKind.REQUEST, key=key, questions={k: q.model_dump(mode="json") for k, q in questions.items()})
+        self._emit(EventKind.REQUEST, key=key, questions={k: q.model_dump(mode="json") for k, q in questions.items()})
+        wall_ms = 0.0
         if cached is not None:
             response = validate_response(request, cached)
             self._add(UsageTotals(1, response.usage.input_tokens, response.usage.output_tokens, cache_hits=1))
         else:
             started = time.perf_counter()
-            response = validate_response(request, self.backend.answer(request))
+            with events.sink(self._on_backend_event):
+                response = validate_response(request, self.backend.answer(request))
             wall_ms = (time.perf_counter() - started) * 1000
             if key is not None and self.cache is not None:
                 response = self.cache.put(key, self.backend.identity, response)
             usage = response.usage
             self._add(
                 UsageTotals(
-                    1, usage.input_tokens, usage.output_tokens,
-                    1, usage.input_tokens, usage.output_tokens,
-                    cache_hits=0, cache_misses=1 if key is not None else 0, model_wall_time_ms=wall_ms,
+                    1, usage.input_tokens, usage.output_tokens, 1, usage.input_tokens, usage.output_tokens,
+                    cache_misses=1 if key is not None else 0, model_wall_time_ms=wall_ms,
                 )
             )
-        if self.trace is not None:
-            self.trace.emit(
-                EventKind.ANSWER,
-                key=key,
-                cached=cached is not None,
-                answers={k: a.model_dump(mode="json") for k, a in response.answers.items()},
-                usage=response.usage.model_dump(mode="json"),
-            )
-        return response
+        self._emit(
+            EventKind.ANSWER, key=key, cached=cached is not None,
+            answers={k: a.model_dump(mode="json") for k, a in response.answers.items()},
+            usage=response.usage.model_dump(mode="json"),
+        )
+        return response, wall_ms
+
+    def ask(self, state: dict[str, Any], questions: dict[str, Question]) -> Response:
+        return self.ask_many([(state, questions)])[0]
+
+    def ask_many(self, calls: list[Call]) -> list[Response]:
+        """Independent requests, up to max_concurrency at once; answers in the order asked.
+
+        The critical path grows by the slowest backend call of each wave of concurrent requests.
+        """
+        if not calls:
+            return []
+        if self.max_concurrency == 1 or len(calls) == 1:
+            results = [self._ask(state, questions) for state, questions in calls]
+            critical = sum(ms for _, ms in results)
+        else:
+            with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(calls))) as pool:
+                results = list(pool.map(lambda call: self._ask(*call), calls))
+            waves = [results[i : i + self.max_concurrency] for i in range(0, len(results), self.max_concurrency)]
+            critical = sum(max(ms for _, ms in wave) for wave in waves)
+        self._add(UsageTotals(model_critical_path_ms=critical))
+        return [response for response, _ in results]

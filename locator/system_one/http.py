@@ -1,0 +1,46 @@
+"""`system_one=http`: the wire contract spoken to a real endpoint (a hosted service, or loclab's
+own `experiments.serve_system_one`)."""
+
+from __future__ import annotations
+
+import httpx
+from pydantic import ValidationError
+
+from locator.system_one.transport import RetryPolicy, bearer_headers, post_json
+from locator.system_one.wire import InvalidAnswerError, Request, Response
+
+
+class HttpBackend:
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        api_key_env: str | None = None,
+        timeout_s: float = 30.0,
+        max_attempts: int = 4,
+        backoff_initial_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        max_connections: int = 16,
+    ):
+        self.url = url
+        self.model = model
+        self.api_key_env = api_key_env
+        self.policy = RetryPolicy(max_attempts, backoff_initial_s, backoff_max_s, timeout_s)
+        self._client = httpx.Client(limits=httpx.Limits(max_connections=max_connections))
+
+    @property
+    def identity(self) -> str:
+        # The key is who pays, not what answers: it is never part of the identity.
+        return f"http:{self.url}:{self.model}"
+
+    def answer(self, request: Request) -> Response:
+        body = post_json(self._client, self.url, request.model_dump(mode="json"), bearer_headers(self.api_key_env), self.policy)
+        try:
+            return Response.model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InvalidAnswerError(f"System One at {self.url} sent an invalid response: {where}: {first['msg']}") from None
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,102 @@
+"""JSON over HTTP with the retry policy every remote System One backend shares.
+
+Transient statuses and transport errors are retried with exponential backoff (honouring
+Retry-After) up to a bounded number of attempts; anything else fails at once with the server's
+own message. The API key is sent as a bearer header and never appears in errors or events.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from locator.system_one.events import notify
+
+TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+log = logging.getLogger("loclab.system_one")
+
+
+class SystemOneUnavailableError(RuntimeError):
+    """The endpoint failed: a non-transient status, or transient failures past the attempt limit."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 4
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 8.0
+    timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1 or self.timeout_s <= 0 or self.backoff_initial_s < 0:
+            raise ValueError("retry policy: max_attempts >= 1, timeout_s > 0, backoff_initial_s >= 0")
+
+    def delay(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after is not None:
+            try:
+                return min(float(retry_after), self.backoff_max_s)
+            except ValueError:
+                pass
+        return min(self.backoff_initial_s * 2 ** (attempt - 1), self.backoff_max_s)
+
+
+def bearer_headers(api_key_env: str | None) -> dict[str, str]:
+    if not api_key_env:
+        return {}
+    key = os.environ.get(api_key_env)
+    if not key:
+        raise SystemOneUnavailableError(f"System One API key: environment variable {api_key_env} is not set")
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _server_message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:500]
+    if isinstance(body, dict):
+        detail = body.get("detail") or body.get("error") or body
+        return str(detail)[:500]
+    return str(body)[:500]
+
+
+def post_json(client: httpx.Client, url: str, payload: dict[str, Any], headers: dict[str, str],
+              policy: RetryPolicy) -> Any:
+    last_problem = ""
+    for attempt in range(1, policy.max_attempts + 1):
+        retry_after = None
+        try:
+            response = client.post(url, json=payload, headers=headers, timeout=policy.timeout_s)
+        except httpx.TimeoutException as exc:
+            last_problem = f"timed out after {policy.timeout_s}s ({type(exc).__name__})"
+        except httpx.TransportError as exc:
+            last_problem = f"transport error: {type(exc).__name__}: {exc}"
+        else:
+            if response.status_code < 400:
+                try:
+                    return response.json()
+                except ValueError:
+                    raise SystemOneUnavailableError(
+                        f"System One at {url} answered {response.status_code} with a body that is not JSON: "
+                        f"{response.text[:200]!r}"
+                    ) from None
+            if response.status_code not in TRANSIENT_STATUSES:
+                raise SystemOneUnavailableError(
+                    f"System One at {url} answered {response.status_code}: {_server_message(response)}"
+                )
+            last_problem = f"status {response.status_code}: {_server_message(response)}"
+            retry_after = response.headers.get("retry-after")
+        if attempt == policy.max_attempts:
+            break
+        delay = policy.delay(attempt, retry_after)
+        log.warning("System One at %s: %s; retry %d/%d in %.2fs", url, last_problem, attempt, policy.max_attempts - 1, delay)
+        notify("retry", url=url, attempt=attempt, problem=last_problem, delay_s=delay)
+        time.sleep(delay)
+    raise SystemOneUnavailableError(
+        f"System One at {url} failed after {policy.max_attempts} attempts; last: {last_problem}"
+    )

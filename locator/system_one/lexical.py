@@ -14,22 +14,11 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-from locator.hashing import canonical_json
-from locator.system_one.tokens import count_tokens
-from locator.system_one.wire import (
-    Answer,
-    ChoiceAnswer,
-    NoulAnswer,
-    Question,
-    Request,
-    Response,
-    ScoreAnswer,
-    Usage,
-)
+from locator.system_one.local import score_answer, wire_usage
+from locator.system_one.wire import Answer, ChoiceAnswer, NoulAnswer, Question, Request, Response
 from locator.text import tokenize
 
 _VERSION = "lexical-v2"
-_SCORE_SPREAD = 0.15
 # "path: a/b.py" style metadata: the labels are the locator's wording, not the item.
 _FIELD_LABEL = re.compile(r"^\s*[A-Za-z_ ]+:\s", re.MULTILINE)
 
@@ -45,7 +34,7 @@ def _task_weights(task_text: str) -> dict[str, float]:
     return {t: (0.5 + min(len(t), 12) / 8) * (1 + math.log(n)) for t, n in counts.items()}
 
 
-def _item_text(question: Question) -> str:
+def item_text(question: Question) -> str:
     """The thing judged: criteria text and content. Instructions are the prompt, the same for
     every item, so they are scored only when a question has no item text at all."""
     criteria = _FIELD_LABEL.sub(" ", question.criteria) if isinstance(question.criteria, str) else ""
@@ -107,17 +96,12 @@ class LexicalBackend:
         best = max(order, key=lambda k: (raw[k], -order.index(k)))
         return ChoiceAnswer(choice=best, probabilities={k: round(v / total, 6) for k, v in exp.items()})
 
-    def _score(self, p: float, levels: int) -> ScoreAnswer:
-        dens = [math.exp(-((i / (levels - 1) - p) ** 2) / (2 * _SCORE_SPREAD**2)) for i in range(levels)]
-        total = sum(dens)
-        return ScoreAnswer(probabilities=[round(d / total, 6) for d in dens])
-
     def answer(self, request: Request) -> Response:
         task_text = request.state.get("task")
         if not isinstance(task_text, str) or not task_text.strip():
             raise MissingTaskTextError("lexical System One needs the task text in state['task']")
         weights = _task_weights(task_text)
-        items = {k: frozenset(tokenize(_item_text(q))) for k, q in request.questions.items() if q.type != "choice"}
+        items = {k: frozenset(tokenize(item_text(q))) for k, q in request.questions.items() if q.type != "choice"}
         damp = self._damping(list(items.values()))
         answers: dict[str, Answer] = {}
         for key, question in request.questions.items():
@@ -125,9 +109,5 @@ class LexicalBackend:
                 answers[key] = self._choice(weights, question)
                 continue
             p = round(self._relevance(weights, items[key], damp), 6)
-            answers[key] = NoulAnswer(noul=p) if question.type == "noul" else self._score(p, len(question.criteria or []))
-        usage = Usage(
-            input_tokens=count_tokens(canonical_json(request.model_dump(mode="json"))),
-            output_tokens=count_tokens(canonical_json({k: a.model_dump(mode="json") for k, a in answers.items()})),
-        )
-        return Response(model=self.model, answers=answers, usage=usage)
+            answers[key] = NoulAnswer(noul=p) if question.type == "noul" else score_answer(p, len(question.criteria or []))
+        return Response(model=self.model, answers=answers, usage=wire_usage(request, answers))

@@ -1,0 +1,44 @@
+"""`python -m experiments.serve_system_one system_one=lexical`: serve a backend on 127.0.0.1.
+
+Prints `loclab System One listening on URL` once the socket is bound (port 0 picks a free port).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import hydra
+import uvicorn
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from experiments.paths import register_resolvers
+from locator.system_one.cache import DecisionCache
+from locator.system_one.server import FaultPlan, create_app
+
+register_resolvers()
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="serve")
+def main(cfg: DictConfig) -> None:
+    so, server = cfg.system_one, cfg.server
+    backend = instantiate(so.backend)
+    cache = DecisionCache(so.cache.path) if so.cache.enabled else None
+    api_key = None
+    if server.api_key_env:
+        api_key = os.environ.get(server.api_key_env)
+        if not api_key:
+            raise SystemExit(f"server.api_key_env={server.api_key_env} is not set")
+    faults = FaultPlan(**OmegaConf.to_container(server.faults, resolve=True))
+    app = create_app(backend, so.model, cache, faults, api_key)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((server.host, server.port))
+    host, port = sock.getsockname()
+    print(f"loclab System One listening on http://{host}:{port}/v1/answer (backend {backend.identity})", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", workers=1)).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""loclab's own System One server: any in-process backend behind the wire contract over HTTP.
+
+One server lets the jobs of a sweep in several processes share one model and one decision cache,
+and gives the `http` client a real endpoint to be tested against. Latency and faults can be
+injected for benchmarks and reliability tests.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fastapi import FastAPI, Header, HTTPException
+from fastapi.responses import JSONResponse, PlainTextResponse, Response as HttpResponse
+
+from locator.system_one.backend import Backend
+from locator.system_one.cache import DecisionCache, decision_key
+from locator.system_one.wire import Request
+
+Corruption = Literal["none", "malformed_json", "missing_answer", "probability_out_of_range", "choice_outside_criteria"]
+
+
+@dataclass
+class FaultPlan:
+    """`fail_first`: statuses for the first requests, in order; then `fail_rate` of requests get
+    `fail_status` (seeded); `corrupt` breaks every answer that is sent."""
+
+    latency_ms: float = 0.0
+    fail_first: list[int] = field(default_factory=list)
+    fail_rate: float = 0.0
+    fail_status: int = 503
+    seed: int = 0
+    corrupt: Corruption = "none"
+
+
+@dataclass
+class ServerStats:
+    requests: int = 0
+    faults: int = 0
+    backend_calls: int = 0
+    cache_hits: int = 0
+
+
+def _corrupt(body: dict, how: Corruption) -> dict:
+    answers = body["answers"]
+    first = next(iter(answers), None)
+    if how == "missing_answer" and first is not None:
+        answers.pop(first)
+    elif how == "probability_out_of_range" and first is not None:
+        answers[first] = {"type": "noul", "noul": 1.7}
+    elif how == "choice_outside_criteria":
+        for key, answer in answers.items():
+            if answer["type"] == "choice":
+                answers[key] = {**answer, "choice": "__not_an_option__"}
+    return body
+
+
+def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults: FaultPlan,
+               api_key: str | None = None) -> FastAPI:
+    app = FastAPI(title="loclab System One", docs_url=None, redoc_url=None)
+    stats = ServerStats()
+    lock = threading.Lock()
+    rng = random.Random(faults.seed)
+
+    def injected_fault() -> int | None:
+        with lock:
+            stats.requests += 1
+            n = stats.requests
+            if n <= len(faults.fail_first):
+                status = faults.fail_first[n - 1]
+            elif faults.fail_rate and rng.random() < faults.fail_rate:
+                status = faults.fail_status
+            else:
+                return None
+            stats.faults += 1
+            return status
+
+    @app.get("/healthz")
+    def healthz() -> dict:
+        return {"ok": True, "model": model, "backend": backend.identity}
+
+    @app.get("/v1/stats")
+    def get_stats() -> dict:
+        with lock:
+            return dict(stats.__dict__)
+
+    @app.post("/v1/answer")
+    def answer(request: Request, authorization: str | None = Header(default=None)) -> HttpResponse:
+        if api_key is not None and authorization != f"Bearer {api_key}":
+            raise HTTPException(status_code=401, detail="missing or wrong bearer key")
+        if faults.latency_ms:
+            time.sleep(faults.latency_ms / 1000)
+        status = injected_fault()
+        if status is not None:
+            return JSONResponse({"error": f"injected fault {status}"}, status_code=status)
+        key = decision_key(backend.identity, request)
+        cached = cache.get(key) if cache is not None else None
+        with lock:
+            stats.cache_hits += cached is not None
+            stats.backend_calls += cached is None
+        response = cached or backend.answer(request)
+        if cached is None and cache is not None:
+            response = cache.put(key, backend.identity, response)
+        body = response.model_dump(mode="json")
+        if faults.corrupt == "malformed_json":
+            return PlainTextResponse('{"model": "truncated', media_type="application/json")
+        if faults.corrupt != "none":
+            body = _corrupt(body, faults.corrupt)
+        return HttpResponse(json.dumps(body), media_type="application/json")
+
+    return app

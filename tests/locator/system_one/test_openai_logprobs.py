@@ -1,0 +1,99 @@
+"""openai_logprobs against a STUB chat-completions server (not a model): it answers in the
+documented chat-completions logprobs format with logprobs derived from keywords in the prompt.
+No live model endpoint is reachable here; this checks the protocol handling, not model quality."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from locator.system_one.openai_logprobs import OpenAILogprobsBackend
+from locator.system_one.transport import SystemOneUnavailableError
+from locator.system_one.wire import InvalidAnswerError, Question, Request
+
+
+def _stub_app(mode: dict) -> FastAPI:
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    def complete(body: dict) -> dict:
+        prompt = body["messages"][-1]["content"]
+        mode["requests"].append(body)
+        if mode.get("no_logprobs"):
+            return {"choices": [{"message": {"content": "true"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+        if "Answer true or false" in prompt:
+            hot = "separable" in prompt.split("Question:")[1]
+            top = [{"token": "true", "logprob": -0.1 if hot else -2.5}, {"token": " False", "logprob": -2.5 if hot else -0.1},
+                   {"token": "maybe", "logprob": -4.0}]
+        elif "letter of the best option" in prompt:
+            option_a = prompt.split("\nA. ")[1].split("\n")[0]
+            top = [{"token": "A", "logprob": -0.2 if "separable" in option_a else -1.8}, {"token": "B", "logprob": -1.0}]
+        else:
+            top = [{"token": "2", "logprob": -0.3}, {"token": "0", "logprob": -1.5}]
+        return {
+            "choices": [{"message": {"content": top[0]["token"]},
+                         "logprobs": {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"], "top_logprobs": top}]}}],
+            "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 1},
+        }
+
+    return app
+
+
+@pytest.fixture
+def stub():
+    mode: dict = {"requests": []}
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(_stub_app(mode), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1", mode
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+QUESTIONS = {
+    "hot": Question(type="noul", instructions="Is this about separable models?", criteria="modeling/separable.py"),
+    "cold": Question(type="noul", instructions="Is this about FITS headers?", criteria="io/fits/header.py"),
+    "pick": Question(type="choice", instructions="Which?", criteria={"w1": "def separable(", "w2": "def other("}),
+    "grade": Question(type="score", instructions="How relevant?", criteria=["no", "some", "very"]),
+}
+
+
+def test_answers_are_read_from_logprobs(stub):
+    url, mode = stub
+    backend = OpenAILogprobsBackend(url, "stub-model", max_attempts=1)
+    response = backend.answer(Request(state={"task": "separability"}, model="stub-model", questions=QUESTIONS))
+    assert response.answers["hot"].noul == pytest.approx(1 / (1 + pow(2.718281828, -2.4)), abs=1e-4)
+    assert response.answers["cold"].noul < 0.2
+    assert response.answers["pick"].choice == "w1"
+    assert sum(response.answers["pick"].probabilities.values()) == pytest.approx(1)
+    assert response.answers["grade"].probabilities[2] > response.answers["grade"].probabilities[0]
+    assert response.answers["grade"].probabilities[1] == 0
+    assert response.usage.output_tokens == 4 and response.usage.input_tokens > 0
+    sent = mode["requests"][0]
+    assert (sent["max_tokens"], sent["logprobs"], sent["top_logprobs"], sent["model"]) == (1, True, 20, "stub-model")
+
+
+def test_missing_logprobs_is_an_error_not_a_default(stub):
+    url, mode = stub
+    mode["no_logprobs"] = True
+    backend = OpenAILogprobsBackend(url, "stub-model", max_attempts=1)
+    with pytest.raises(InvalidAnswerError, match="no logprobs"):
+        backend.answer(Request(state={"task": "t"}, model="m", questions={"q": QUESTIONS["hot"]}))
+
+
+def test_unreachable_endpoint():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    backend = OpenAILogprobsBackend(f"http://127.0.0.1:{port}/v1", "m", max_attempts=2, backoff_initial_s=0.01)
+    with pytest.raises(SystemOneUnavailableError, match="after 2 attempts"):
+        backend.answer(Request(state={"task": "t"}, model="m", questions={"q": QUESTIONS["hot"]}))

@@ -1,0 +1,36 @@
+"""Starts loclab's real System One server (`experiments.serve_system_one`) on 127.0.0.1 for a test."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from experiments.paths import PROJECT_ROOT
+
+
+@contextmanager
+def system_one_server(cache_dir: Path, *overrides: str, env: dict[str, str] | None = None):
+    cmd = [sys.executable, "-m", "experiments.serve_system_one", "server.port=0", *overrides]
+    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "LOCLAB_CACHE_DIR": str(cache_dir), **(env or {})}, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        url = None
+        while url is None:
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                raise RuntimeError(f"System One server exited with {proc.returncode}")
+            match = re.search(r"listening on (http://\S+)", line)
+            url = match.group(1) if match else None
+            if time.monotonic() > deadline:
+                raise TimeoutError("System One server did not start")
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)

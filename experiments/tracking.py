@@ -13,6 +13,8 @@ from mlflow.entities import RunStatus
 from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
+from locator.system_one.cache import DecisionCache
+
 PARENT_RUN_ENV = "LOCLAB_MLFLOW_PARENT_RUN_ID"
 PARENT_TAG = "mlflow.parentRunId"
 
@@ -70,6 +72,8 @@ class SweepParentRun(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         experiment_id = ensure_experiment(config.tracking)
+        if config.get("system_one") and config.system_one.cache.enabled:
+            DecisionCache(config.system_one.cache.path).close()  # created once, before the jobs
         client = MlflowClient()
         run = client.create_run(
             experiment_id,

@@ -34,9 +34,20 @@ class DecisionCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA busy_timeout=60000")
-        self._conn.execute(_SCHEMA)
+        self._initialize()
+
+    def _initialize(self) -> None:
+        """Switching a new file to WAL takes an exclusive lock that SQLite does not wait for, so
+        processes opening the same fresh cache at once retry for a while instead of failing."""
+        for attempt in range(100):
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 99:
+                    raise
+                time.sleep(0.05)
 
     def get(self, key: str) -> Response | None:
         with self._lock:

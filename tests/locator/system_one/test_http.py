@@ -12,7 +12,7 @@ from locator.system_one.lexical import LexicalBackend
 from locator.system_one.transport import SystemOneUnavailableError
 from locator.system_one.wire import InvalidAnswerError, Question
 from locator.trace import EventKind, Trace
-from tests.system_one_server import system_one_server
+from experiments.system_one_process import system_one_server
 
 STATE = {"task": "parse_wheel_filename accepts names that are not escaped"}
 QUESTIONS = {

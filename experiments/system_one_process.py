@@ -1,4 +1,5 @@
-"""Starts loclab's real System One server (`experiments.serve_system_one`) on 127.0.0.1 for a test."""
+"""Starts loclab's System One server (`experiments.serve_system_one`) as a child process on
+127.0.0.1 and stops it by process group: for tests and benchmarks."""
 
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ from locator.system_one.cache import DecisionCache
 from locator.system_one.client import SystemOne
 from locator.system_one.http import HttpBackend
 from locator.trace import Trace
+from locator.discovery import FlatDiscovery
+from locator.reader import ProgressiveReader
 from locator.two_phase import TwoPhaseLocator
 
 TASK_ID = "demo-click-001"
@@ -24,8 +26,10 @@ TASK_ID = "demo-click-001"
 
 def _locator(observation_threshold: float = 0.75) -> TwoPhaseLocator:
     # Every file handed off, one file per request: the concurrency has independent work to overlap.
-    return TwoPhaseLocator(file_threshold=0.0, max_files=16, discovery_batch_size=1, reading_batch_size=1,
-                           max_rounds=3, observation_threshold=observation_threshold, file_suffixes=[".py"])
+    return TwoPhaseLocator(FlatDiscovery(file_threshold=0.0, max_files=16, batch_size=1),
+                           ProgressiveReader(batch_size=1, soft_rounds=3, hard_rounds=3, action_threshold=0.1,
+                                             observation_threshold=observation_threshold),
+                           file_suffixes=[".py"])
 
 
 def _run(url: str, row, root: Path, concurrency: int, cache: DecisionCache | None, threshold: float = 0.75):

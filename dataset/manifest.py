@@ -112,8 +112,13 @@ class Manifest(Record):
     def content_hash(self) -> str:
         return self.header.content_hash.hex
 
-    def select(self, task_ids: list[str] | None = None, limit: int | None = None) -> list[ManifestRow]:
+    def select(self, task_ids: list[str] | None = None, limit: int | None = None,
+               split: str | None = None) -> list[ManifestRow]:
         rows = self.rows
+        if split is not None:
+            rows = [r for r in rows if r.task.metadata.get("split") == split]
+            if not rows:
+                raise ManifestError(f"{self.source}: no task has split {split!r}")
         if task_ids:
             known = {r.task.id for r in rows}
             unknown = sorted(set(task_ids) - known)

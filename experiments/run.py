@@ -27,7 +27,7 @@ from metrics.aggregate import aggregate
 
 register_resolvers()
 
-PARAM_GROUPS = ("dataset", "locator", "system_one", "repeats", "force", "limit", "tasks")
+PARAM_GROUPS = ("dataset", "locator", "system_one", "repeats", "force", "limit", "tasks", "split")
 
 
 class JobFailedError(RuntimeError):
@@ -73,7 +73,7 @@ def _run(cfg: DictConfig, locator_name: str, stage: str, localize_missing: bool)
     mlflow.log_params(flatten(cfg, PARAM_GROUPS))
     manifest = instantiate(cfg.dataset.loader)
     job = Job(cfg, manifest, locator_name)
-    rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit)
+    rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
                      "loclab.system_one_identity": job.system_one_identity,
                      "loclab.results_dir": str(job.results_dir)})

@@ -49,7 +49,7 @@ class LexicalBackend:
         length_norm: float = 0.75,
         reference_tokens: float = 20.0,
         shared_token_damping: float = 0.0,
-        temperature: float = 1.0,
+        temperature: float = 0.1,
         model: str = "loclab-lexical",
     ):
         if scale <= 0 or temperature <= 0 or reference_tokens <= 0:

@@ -12,6 +12,8 @@ from functools import lru_cache
 import bpe_openai
 
 ENCODING = "o200k_base"
+# bpe-openai refuses a single input of 1,000,000 characters or more.
+_PIECE_CHARS = 500_000
 
 
 @lru_cache(maxsize=1)
@@ -20,4 +22,16 @@ def _encoding() -> bpe_openai.Encoding:
 
 
 def count_tokens(text: str) -> int:
-    return len(_encoding().encode_ordinary(text))
+    """Exact below 500,000 characters; longer text is counted in pieces cut after a newline (or a
+    space), where a token can only split if it spans the cut, so the count stays within a token
+    per piece of exact."""
+    total, start = 0, 0
+    while len(text) - start > _PIECE_CHARS:
+        end = start + _PIECE_CHARS
+        cut = text.rfind("\n", start, end)
+        if cut <= start:
+            cut = text.rfind(" ", start, end)
+        cut = cut + 1 if cut > start else end
+        total += len(_encoding().encode_ordinary(text[start:cut]))
+        start = cut
+    return total + len(_encoding().encode_ordinary(text[start:]))

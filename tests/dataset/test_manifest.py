@@ -89,3 +89,5 @@ def test_select_by_id_and_limit():
     assert len(manifest.select(limit=3)) == 3
     with pytest.raises(ManifestError, match="unknown task ids"):
         manifest.select(["nope"])
+    with pytest.raises(ManifestError, match="no task has split"):
+        manifest.select(split="dev")

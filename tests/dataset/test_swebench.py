@@ -74,3 +74,4 @@ def test_the_shared_subset(swebench_file):
     # Checked by hand against the gold patch: "-    start_line = 3" is old line 30 of rst.py.
     assert (row.gold.spans[0].start_line, row.gold.spans[0].end_line) == (30, 30)
     assert {r.task.metadata["split"] for r in manifest.rows} == {"test", "dev"}
+    assert (len(manifest.select(split="dev")), len(manifest.select(split="test"))) == (13, 37)

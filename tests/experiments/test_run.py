@@ -33,7 +33,8 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert job.data.metrics["tasks_ok"] == 2 and "file_acc_all_at_5" in job.data.metrics
     assert "file_recall_ci95_low" in job.data.metrics and job.data.metrics["model_calls"] > 0
     assert len(job.data.tags["loclab.manifest_blake3"]) == 64
-    assert job.data.params["locator.file_threshold"] == "0.5"
+    assert job.data.params["locator.discovery.file_threshold"] == "0.5"
+    assert job.data.params["locator.reader.scheduler"] == "batch"
     tasks = ws.runs(filter_string=f"tags.`mlflow.parentRunId` = '{job.info.run_id}'")
     assert len(tasks) == 2 and all(t.info.status == "FINISHED" for t in tasks)
     artifacts = {a.path for a in ws.client().list_artifacts(job.info.run_id)}

@@ -1,5 +1,7 @@
 """ScriptedBackend: a test double of the System One model (not a model), answering chosen
-probabilities by substring rules so each policy rule can be driven exactly."""
+probabilities by substring rules (first match wins) so each policy rule can be driven exactly.
+A noul question is matched on its content when it has one (an observation), else its criteria;
+a choice picks the option whose description scores highest (the first on ties)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ class ScriptedBackend:
         self.requests.append(request)
         answers = {}
         for key, q in request.questions.items():
-            text = f"{q.criteria if isinstance(q.criteria, str) else ''}\n{q.content or ''}"
+            text = q.content or (q.criteria if isinstance(q.criteria, str) else "")
             if q.type == "choice":
                 options = q.options()
                 best = max(options, key=lambda k: self._p(options[k]))

@@ -11,6 +11,8 @@ from locator.system_one.client import SystemOne
 from locator.system_one.lexical import LexicalBackend
 from locator.task import SubjectIdentity, Task
 from locator.trace import Trace
+from locator.discovery import FlatDiscovery
+from locator.reader import ProgressiveReader
 from locator.two_phase import TwoPhaseLocator
 from tests.conftest import write_tree
 
@@ -50,7 +52,8 @@ def _repo(tmp_path):
 
 def _run(tmp_path, concurrency):
     backend = ShuffledLatencyBackend()
-    locator = TwoPhaseLocator(file_threshold=0.0, max_files=9, discovery_batch_size=2, reading_batch_size=1, window_lines=30)
+    locator = TwoPhaseLocator(FlatDiscovery(file_threshold=0.0, max_files=9, batch_size=2),
+                              ProgressiveReader(batch_size=1, window_lines=30, action_threshold=0.1))
     result = localize(locator, TASK, _repo(tmp_path), SystemOne(backend, "m", max_concurrency=concurrency), Trace())
     return result, backend
 

@@ -4,7 +4,7 @@ import pytest
 
 from locator.hashing import canonical_json
 from locator.system_one.lexical import LexicalBackend, MissingTaskTextError
-from locator.system_one.tokens import count_tokens
+from locator.system_one.tokens import _encoding, count_tokens
 from locator.system_one.wire import Question, Request
 
 TASK = "separability_matrix returns wrong results for nested CompoundModels in astropy.modeling"
@@ -79,3 +79,11 @@ def test_needs_the_task_text():
 
 def test_identity_changes_with_parameters():
     assert LexicalBackend(scale=3).identity != LexicalBackend(scale=4).identity
+
+
+def test_token_counts_of_long_text_stay_within_a_token_per_cut():
+    line = "def separability_matrix(transform): return _separable(transform)\n"
+    text = line * 12_000  # 800,000 characters: counted in two pieces, still countable at once
+    exact = len(_encoding().encode_ordinary(text))
+    assert abs(count_tokens(text) - exact) <= 1
+    assert count_tokens(line * 20_000) > 0  # beyond what the tokenizer takes at once

@@ -38,6 +38,8 @@ class NoSavedResultError(FileNotFoundError):
 @dataclass(frozen=True)
 class TaskOutcome:
     task_id: str
+    repository: str
+    split: str | None
     repeat: int
     status: Literal["ok", "failed"]
     reused: bool
@@ -94,8 +96,8 @@ class Job:
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
-            return TaskOutcome(row.task.id, repeat, "failed", reused, out_dir, {}, detail)
-        return TaskOutcome(row.task.id, repeat, "ok", reused, out_dir, scores)
+            return TaskOutcome(row.task.id, *_origin(row), repeat, "failed", reused, out_dir, {}, detail)
+        return TaskOutcome(row.task.id, *_origin(row), repeat, "ok", reused, out_dir, scores)
 
     def _localize(self, row: ManifestRow, repo: RepositoryView, out_dir: Path) -> LocalizationResult:
         trace = Trace()
@@ -110,6 +112,11 @@ class Job:
         trace.write(out_dir / TRACE_FILE)
         result.write(out_dir / RESULT_FILE)
         return result
+
+
+def _origin(row: ManifestRow) -> tuple[str, str | None]:
+    split = row.task.metadata.get("split")
+    return row.task.subject.repository, None if split is None else str(split)
 
 
 def _source_reader(repo: RepositoryView):

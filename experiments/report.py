@@ -18,8 +18,9 @@ SUMMARY_METRICS = (
 def per_task_frame(outcomes: list[TaskOutcome]) -> pd.DataFrame:
     return pd.DataFrame(
         [
-            {"task_id": o.task_id, "repeat": o.repeat, "status": o.status, "reused": o.reused,
-             "error": o.error, **o.scores}
+            {"task_id": o.task_id, "repository": o.repository, "split": o.split, "repeat": o.repeat,
+             "status": o.status, "reused": o.reused, "error": o.error,
+             "result": str(o.result_dir / "localization-result.json") if o.status == "ok" else None, **o.scores}
             for o in outcomes
         ]
     )

@@ -57,6 +57,7 @@ def run_job(cfg: DictConfig, localize_missing: bool) -> None:
     experiment_id = ensure_experiment(cfg.tracking)
     mlflow.set_experiment(experiment_id=experiment_id)  # nested task runs inherit it
     tags = {"loclab.kind": "job", "loclab.stage": stage, "loclab.locator": locator_name,
+            "loclab.producer": str(cfg.locator.get("system") or "loclab"),
             "loclab.dataset": cfg.dataset.name, "loclab.git_revision": git_revision()}
     if os.environ.get(PARENT_RUN_ENV):
         tags[PARENT_TAG] = os.environ[PARENT_RUN_ENV]

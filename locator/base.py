@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from locator.repository import FileInfo, ReadResult, RepositoryView
-from locator.result import ResultFile, StageCost, Tokens
+from locator.result import Producer, ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
 from locator.system_one.wire import Answer, Question, Response
 from locator.task import Task
@@ -24,6 +24,8 @@ from locator.trace import EventKind, Trace
 class LocatorOutput:
     files: list[ResultFile]
     confidence_semantics: str
+    producer: Producer | None = None  # None: loclab produced it
+    cost_known: bool = True  # False for imported results: their cost is null, never invented
 
 
 @runtime_checkable

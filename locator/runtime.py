@@ -23,6 +23,9 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
     usage = ctx.usage()
     used_model = usage.logical_calls > 0
     pricing = system_one.pricing if system_one is not None else None
+    if not output.cost_known:
+        return LocalizationResult(task=task.id, subject=task.subject, producer=output.producer, files=output.files,
+                                  cost=Cost())
     return LocalizationResult(
         task=task.id,
         subject=task.subject,

@@ -1,0 +1,142 @@
+"""Reading jobs back from MLflow, and writing analysis reports to MLflow and a folder.
+
+Every analysis command is a pure function of the per-task tables the jobs logged (their
+`per_task.csv` artifacts); the report is logged as its own MLflow run (`loclab.kind=report`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mlflow
+import pandas as pd
+from mlflow.entities import Run
+from mlflow.tracking import MlflowClient
+from rich.console import Console
+from rich.table import Table
+
+from experiments.paths import PROJECT_ROOT
+from experiments.tracking import sqlite_uri
+
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+_RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+REQUIRED_COLUMNS = ("task_id", "repository", "split", "repeat", "status")
+DEFAULT_DB = PROJECT_ROOT / "runs" / "mlflow.db"
+
+
+class AnalysisError(ValueError):
+    """The runs asked for cannot be analysed as asked (missing, mismatched task sets, …)."""
+
+
+@dataclass(frozen=True)
+class Arm:
+    run_id: str
+    label: str
+    params: dict[str, str]
+    tags: dict[str, str]
+    per_task: pd.DataFrame
+
+    @property
+    def manifest_hash(self) -> str | None:
+        return self.tags.get("loclab.manifest_blake3")
+
+
+def client_for(db: str | Path | None) -> MlflowClient:
+    uri = sqlite_uri(db or DEFAULT_DB)
+    mlflow.set_tracking_uri(uri)
+    return MlflowClient(tracking_uri=uri)
+
+
+def experiment_id(client: MlflowClient, name: str) -> str:
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        known = [e.name for e in client.search_experiments()]
+        raise AnalysisError(f"no MLflow experiment {name!r}; known: {known}")
+    return experiment.experiment_id
+
+
+def find_runs(client: MlflowClient, experiment: str, selector: str) -> list[Run]:
+    """A run id, a run name, or an MLflow filter string (`filter:params.x = '1'`); job runs only."""
+    exp_id = experiment_id(client, experiment)
+    if _RUN_ID.match(selector):
+        return [client.get_run(selector)]
+    jobs = "tags.`loclab.kind` = 'job' and attributes.status = 'FINISHED'"
+    if selector.startswith("filter:"):
+        query = f"{jobs} and {selector[len('filter:'):]}"
+    else:
+        query = f"{jobs} and attributes.run_name = '{selector}'"
+    runs = client.search_runs([exp_id], filter_string=query, max_results=5000, order_by=["attributes.start_time DESC"])
+    if not runs:
+        raise AnalysisError(f"no finished job run matches {selector!r} in {experiment!r}")
+    return runs if selector.startswith("filter:") else runs[:1]
+
+
+def children(client: MlflowClient, parent_run_id: str) -> list[Run]:
+    parent = client.get_run(parent_run_id)
+    return client.search_runs([parent.info.experiment_id],
+                              filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}' and tags.`loclab.kind` = 'job'",
+                              max_results=5000)
+
+
+def load_arm(client: MlflowClient, run: Run, label: str | None = None) -> Arm:
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            path = client.download_artifacts(run.info.run_id, "per_task.csv", tmp)
+        except Exception as exc:  # noqa: BLE001 - MLflow raises several types for a missing artifact
+            raise AnalysisError(f"run {run.info.run_id} has no per_task.csv artifact: {exc}") from None
+        frame = pd.read_csv(path)
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame]
+    if missing:
+        raise AnalysisError(f"run {run.info.run_id}: per_task.csv lacks {missing} (written by an older loclab); "
+                            "re-score its saved results with `python -m experiments.score <the run's overrides>`")
+    name = label or f"{run.info.run_name}#{run.info.run_id[:6]}"
+    return Arm(run.info.run_id, name, dict(run.data.params), dict(run.data.tags), frame)
+
+
+def same_task_set(arms: list[Arm]) -> str:
+    hashes = {arm.manifest_hash for arm in arms}
+    if len(hashes) != 1 or None in hashes:
+        detail = ", ".join(f"{a.label}: {a.manifest_hash}" for a in arms)
+        raise AnalysisError(f"runs are on different task sets (manifest hashes differ): {detail}")
+    return hashes.pop()
+
+
+def ok_tasks(arm: Arm, repeat: int | None = 0) -> pd.DataFrame:
+    frame = arm.per_task[arm.per_task.status == "ok"]
+    if repeat is not None:
+        frame = frame[frame["repeat"] == repeat]
+    return frame.set_index("task_id")
+
+
+def print_table(title: str, frame: pd.DataFrame, console: Console | None = None, floatfmt: str = "{:.4g}") -> None:
+    table = Table(title=title)
+    frame = frame.reset_index() if frame.index.name else frame
+    for column in frame.columns:
+        table.add_column(str(column))
+    for _, row in frame.iterrows():
+        table.add_row(*["—" if (v is None or (isinstance(v, float) and v != v)) else
+                        floatfmt.format(v) if isinstance(v, float) else str(v) for v in row])
+    (console or Console(width=200)).print(table)
+
+
+def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], figures: dict[str, Any],
+                 tags: dict[str, str], out_dir: str | Path | None, params: dict[str, Any] | None = None) -> Path:
+    """Tables (CSV) and figures (PNG) to a folder and to an MLflow report run."""
+    folder = Path(out_dir) if out_dir else PROJECT_ROOT / "runs" / "reports" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, frame in tables.items():
+        frame.to_csv(folder / f"{name}.csv")
+    for name, figure in figures.items():
+        figure.savefig(folder / f"{name}.png", dpi=120, bbox_inches="tight")
+    mlflow.set_experiment(experiment)
+    with mlflow.start_run(run_name=f"{kind} report", tags={"loclab.kind": "report", "loclab.report": kind, **tags}):
+        if params:
+            mlflow.log_params(params)
+        mlflow.log_artifacts(str(folder))
+    return folder

@@ -1,0 +1,122 @@
+"""`python -m experiments.calibrate`: pick a threshold setting on one split, report it on another.
+
+Over the jobs of a sweep of one or two parameters: quality and cost per setting on the choosing
+split (`--choose-split`, default dev) and the reporting split (`--report-split`, default test), the
+quality–cost Pareto frontier on the choosing split, and the recommended setting under the rule
+"highest quality whose mean cost is within the budget" (ties: lower cost). The recommendation is
+never tuned on the tasks it is judged on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from experiments.analysis import (  # noqa: E402
+    AnalysisError, children, client_for, find_runs, load_arm, ok_tasks, print_table, same_task_set, write_report,
+)
+from metrics.pareto import pareto_front  # noqa: E402
+
+
+def settings_table(arms, params: list[str], quality: str, cost: str, choose: str, report: str) -> pd.DataFrame:
+    rows = []
+    for arm in arms:
+        tasks = ok_tasks(arm)
+        if "split" not in tasks:
+            raise AnalysisError(f"{arm.label}: its per-task table has no split column (re-score it with experiments.score)")
+        missing = [p for p in params if p not in arm.params]
+        if missing:
+            raise AnalysisError(f"{arm.label}: parameters {missing} were not logged by this run")
+        row = {p: arm.params[p] for p in params} | {"run": arm.label}
+        for split in (choose, report):
+            part = tasks[tasks["split"] == split]
+            row |= {f"{quality}[{split}]": part[quality].mean(), f"{cost}[{split}]": part[cost].mean(), f"n[{split}]": len(part)}
+        rows.append(row)
+    frame = pd.DataFrame(rows).set_index(params).sort_index()
+    frame[f"pareto[{choose}]"] = pareto_front(frame, f"{quality}[{choose}]", f"{cost}[{choose}]")
+    return frame
+
+
+def recommend(frame: pd.DataFrame, quality: str, cost: str, split: str, budget: float | None):
+    q, c = f"{quality}[{split}]", f"{cost}[{split}]"
+    eligible = frame if budget is None else frame[frame[c] <= budget]
+    if eligible.empty:
+        return None
+    return eligible.sort_values([q, c], ascending=[False, True]).index[0]
+
+
+def curves(frame: pd.DataFrame, params: list[str], quality: str, cost: str, splits: tuple[str, str]):
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    flat = frame.reset_index()
+    x = params[0]
+    groups = flat.groupby(params[1]) if len(params) > 1 else [(None, flat)]
+    for key, group in groups:
+        group = group.assign(_x=pd.to_numeric(group[x], errors="coerce")).sort_values("_x")
+        suffix = f" ({params[1].split('.')[-1]}={key})" if key is not None else ""
+        for split, style in zip(splits, ("o-", "s--")):
+            left.plot(group["_x"], group[f"{quality}[{split}]"], style, label=f"{split}{suffix}")
+            right.plot(group["_x"], group[f"{cost}[{split}]"], style, label=f"{split}{suffix}")
+    for axis, metric in ((left, quality), (right, cost)):
+        axis.set_xlabel(x.split(".")[-1])
+        axis.set_ylabel(metric)
+        axis.legend(fontsize=7)
+    figure.suptitle("calibration curves")
+    return figure
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.calibrate", description=__doc__.split("\n")[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--sweep", help="parent run id of a multirun sweep")
+    source.add_argument("--runs", nargs="+", help="run ids / names / 'filter:<MLflow filter>'")
+    parser.add_argument("--param", action="append", required=True, help="swept parameter (once or twice)")
+    parser.add_argument("--quality", default="file_recall")
+    parser.add_argument("--cost", default="input_tokens")
+    parser.add_argument("--budget", type=float, help="max mean cost per task (on the choosing split)")
+    parser.add_argument("--choose-split", default="dev")
+    parser.add_argument("--report-split", default="test")
+    parser.add_argument("--experiment", default="loclab-swebench_lite_pypi")
+    parser.add_argument("--db")
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    if len(args.param) > 2:
+        parser.error("calibrate takes one or two --param")
+    try:
+        client = client_for(args.db)
+        runs = children(client, args.sweep) if args.sweep else [r for s in args.runs for r in find_runs(client, args.experiment, s)]
+        if not runs:
+            raise AnalysisError("no job runs to calibrate over")
+        arms = [load_arm(client, run) for run in runs]
+        manifest = same_task_set(arms)
+        frame = settings_table(arms, args.param, args.quality, args.cost, args.choose_split, args.report_split)
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    chosen = recommend(frame, args.quality, args.cost, args.choose_split, args.budget)
+    frame["recommended"] = [index == chosen for index in frame.index]
+    print_table(f"calibration over {', '.join(args.param)} (choose on {args.choose_split}, report on {args.report_split})", frame)
+    rule = f"max {args.quality} on {args.choose_split} subject to mean {args.cost} <= {args.budget}" if args.budget \
+        else f"max {args.quality} on {args.choose_split}"
+    if chosen is None:
+        print(f"no setting satisfies: {rule}")
+    else:
+        row = frame.loc[chosen]
+        print(f"recommended ({rule}): {dict(zip(args.param, chosen if isinstance(chosen, tuple) else (chosen,)))}")
+        print(f"  on {args.report_split}: {args.quality} = {row[f'{args.quality}[{args.report_split}]']:.4f}, "
+              f"{args.cost} = {row[f'{args.cost}[{args.report_split}]']:.1f}")
+    figure = curves(frame, args.param, args.quality, args.cost, (args.choose_split, args.report_split))
+    folder = write_report("calibrate", args.experiment, {"calibration": frame}, {"calibration_curves": figure},
+                          {"loclab.manifest_blake3": manifest, "loclab.rule": rule}, args.out,
+                          params={"params": ",".join(args.param), "recommended": str(chosen)})
+    print(f"report: {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

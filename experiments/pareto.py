@@ -1,0 +1,87 @@
+"""`python -m experiments.pareto`: the non-dominated job runs of an experiment on one quality
+metric (higher is better) against one cost metric (lower is better)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from experiments.analysis import AnalysisError, client_for, find_runs, load_arm, ok_tasks, print_table, write_report  # noqa: E402
+from metrics.pareto import pareto_front  # noqa: E402
+
+
+def run_table(arms, quality: str, cost: str, split: str | None = None, describe=None) -> pd.DataFrame:
+    rows = []
+    for arm in arms:
+        tasks = ok_tasks(arm)
+        if split is not None:
+            tasks = tasks[tasks["split"] == split]
+        rows.append({"run": arm.label, "setting": describe(arm) if describe else arm.tags.get("loclab.locator"),
+                     "n": len(tasks), quality: tasks[quality].mean(), cost: tasks[cost].mean()})
+    frame = pd.DataFrame(rows).set_index("run")
+    known = frame.dropna(subset=[quality, cost])
+    frame["pareto"] = pareto_front(known, quality, cost).reindex(frame.index).fillna(False)
+    return frame.sort_values(cost)
+
+
+def scatter(frame: pd.DataFrame, quality: str, cost: str, title: str):
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    known = frame.dropna(subset=[quality, cost])
+    axis.scatter(known[cost], known[quality], color="tab:gray", label="dominated")
+    front = known[known.pareto].sort_values(cost)
+    axis.plot(front[cost], front[quality], "o-", color="tab:red", label="Pareto frontier")
+    for label, row in known.iterrows():
+        axis.annotate(str(row.setting)[:40], (row[cost], row[quality]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    axis.set_xscale("symlog")
+    axis.set_xlabel(f"{cost} (mean per task, lower is better)")
+    axis.set_ylabel(f"{quality} (mean, higher is better)")
+    axis.set_title(title)
+    axis.legend()
+    return figure
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.pareto", description=__doc__.split("\n")[0])
+    parser.add_argument("--experiment", default="loclab-swebench_lite_pypi")
+    parser.add_argument("--runs", default="filter:attributes.status = 'FINISHED'",
+                        help="run ids / names / 'filter:<MLflow filter>' (default: every finished job)")
+    parser.add_argument("--quality", default="file_acc_all@5")
+    parser.add_argument("--cost", default="input_tokens")
+    parser.add_argument("--split", help="only tasks of this split")
+    parser.add_argument("--db")
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    try:
+        client = client_for(args.db)
+        runs = find_runs(client, args.experiment, args.runs)
+        arms = [load_arm(client, run) for run in runs]
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    def describe(arm):
+        changed = {k: v for k, v in arm.params.items() if k.startswith("locator.") and k.split(".")[1] in ("discovery", "reader")}
+        return f"{arm.tags.get('loclab.locator')} " + " ".join(f"{k.split('.')[-1]}={v}" for k, v in sorted(changed.items())
+                                                               if k.split(".")[-1] in _VARIED)
+
+    frame = run_table(arms, args.quality, args.cost, args.split, describe)
+    print_table(f"Pareto: {args.quality} vs {args.cost} ({len(frame)} runs)", frame)
+    figure = scatter(frame, args.quality, args.cost, f"{args.experiment}: {args.quality} vs {args.cost}")
+    folder = write_report("pareto", args.experiment, {"pareto": frame}, {"pareto": figure},
+                          {"loclab.quality": args.quality, "loclab.cost": args.cost}, args.out)
+    print(f"report: {folder}")
+    return 0
+
+
+_VARIED = ("file_threshold", "directory_threshold", "scheduler", "batch_size", "soft_rounds", "hard_rounds",
+           "action_threshold", "observation_threshold", "max_files", "_target_")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""`python -m experiments.repeatability RUN`: how much one configuration varies over its repeats.
+
+For a job run with `repeats=N`: per quality metric the mean, std, min and max of the per-repeat
+means; per cost metric the p50 and p95 over tasks × repeats (the max when there are fewer than 20
+observations); file-set Jaccard and evidence-line overlap between repeats of each task; and whether
+the repeats' results are byte-identical once wall-clock fields and the physical (cache-dependent)
+cost are set aside (a deterministic
+backend must produce identical results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from experiments.analysis import AnalysisError, client_for, find_runs, load_arm, print_table, write_report
+from experiments.compare import COST, QUALITY
+
+# Wall-clock fields and the physical cost (which depends on how warm the decision cache was) may
+# differ between identical localizations; everything else must not.
+_CLOCK_FIELDS = ("elapsed_ms", "model_wall_time_ms", "model_critical_path_ms", "physical")
+_DETERMINISTIC_BACKENDS = ("lexical-", "embedding:", "none")
+
+
+def _without_clock(value):
+    if isinstance(value, dict):
+        return {k: _without_clock(v) for k, v in value.items() if k not in _CLOCK_FIELDS}
+    if isinstance(value, list):
+        return [_without_clock(v) for v in value]
+    return value
+
+
+def _jaccard(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def stability(results: list[dict]) -> dict[str, float]:
+    files = [{f["path"] for f in r["files"]} for r in results]
+    lines = [{(f["path"], n) for f in r["files"] for e in f["evidence"] for n in range(e["start_line"], e["end_line"] + 1)}
+             for r in results]
+    pairs = list(itertools.combinations(range(len(results)), 2))
+    canonical = {json.dumps(_without_clock(r), sort_keys=True) for r in results}
+    return {"file_jaccard": float(np.mean([_jaccard(files[i], files[j]) for i, j in pairs])) if pairs else 1.0,
+            "evidence_line_jaccard": float(np.mean([_jaccard(lines[i], lines[j]) for i, j in pairs])) if pairs else 1.0,
+            "identical": float(len(canonical) == 1)}
+
+
+def summarize(per_task: pd.DataFrame) -> pd.DataFrame:
+    ok = per_task[per_task.status == "ok"]
+    repeats = sorted(ok["repeat"].unique())
+    rows = []
+    for metric in QUALITY:
+        means = ok.groupby("repeat")[metric].mean()
+        rows.append({"metric": metric, "kind": "quality", "repeats": len(repeats), "mean": means.mean(),
+                     "std": means.std(ddof=1) if len(means) > 1 else 0.0, "min": means.min(), "max": means.max()})
+    for metric in COST:
+        values = ok[metric].dropna().to_numpy(float)
+        if values.size == 0:
+            continue
+        high = np.percentile(values, 95) if values.size >= 20 else values.max()
+        rows.append({"metric": metric, "kind": "cost", "repeats": len(repeats), "mean": values.mean(),
+                     "p50": float(np.median(values)), "p95_or_max": float(high)})
+    return pd.DataFrame(rows).set_index("metric")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.repeatability", description=__doc__.split("\n")[0])
+    parser.add_argument("run", help="run id or name of a job run with repeats > 1")
+    parser.add_argument("--experiment", default="loclab-swebench_lite_pypi")
+    parser.add_argument("--db")
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    try:
+        client = client_for(args.db)
+        [run] = find_runs(client, args.experiment, args.run)
+        arm = load_arm(client, run)
+        if arm.per_task["repeat"].nunique() < 2:
+            raise AnalysisError(f"{arm.label} has a single repeat; run it with repeats=N (N >= 2)")
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    summary = summarize(arm.per_task)
+    per_task_rows = []
+    for task_id, group in arm.per_task[arm.per_task.status == "ok"].groupby("task_id"):
+        results = [json.loads(Path(p).read_text(encoding="utf-8")) for p in group["result"]]
+        per_task_rows.append({"task_id": task_id, **stability(results)})
+    per_task = pd.DataFrame(per_task_rows).set_index("task_id")
+    identity = arm.tags.get("loclab.system_one_identity", "")
+    deterministic = identity.startswith(_DETERMINISTIC_BACKENDS)
+    all_identical = bool(per_task["identical"].all())
+    print_table(f"repeatability of {arm.label} ({summary.repeats.max()} repeats)", summary)
+    print(f"file-set Jaccard between repeats: mean {per_task.file_jaccard.mean():.4f}, min {per_task.file_jaccard.min():.4f}")
+    print(f"evidence-line Jaccard between repeats: mean {per_task.evidence_line_jaccard.mean():.4f}, "
+          f"min {per_task.evidence_line_jaccard.min():.4f}")
+    print(f"byte-identical results (clock and physical-cost fields aside): {int(per_task.identical.sum())}/{len(per_task)} tasks"
+          + (" — backend is deterministic, so all must be" if deterministic else ""))
+    if deterministic and not all_identical:
+        print("VIOLATION: a deterministic configuration produced different results across repeats")
+    folder = write_report("repeatability", args.experiment, {"summary": summary, "per_task": per_task}, {},
+                          {"loclab.arm": arm.run_id, "loclab.deterministic_violation": str(deterministic and not all_identical).lower()},
+                          args.out)
+    print(f"report: {folder}")
+    return 1 if deterministic and not all_identical else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

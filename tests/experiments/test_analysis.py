@@ -1,0 +1,120 @@
+"""compare / calibrate / pareto / repeatability end to end: real jobs into a real MLflow store,
+then the analysis commands read them back."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
+from experiments import calibrate, compare, pareto, repeatability
+from experiments.analysis import AnalysisError, Arm, client_for, load_arm, same_task_set
+from locator.task import SubjectIdentity, Task
+from tests.conftest import write_tree
+from tests.experiments.cli import Workspace
+
+FILLER = "".join(f"def unrelated_{i}(value):\n    return value * {i}\n\n" for i in range(40))
+
+
+def _manifest(tmp_path):
+    rows = []
+    for n, (repo, split) in enumerate([("org/a", "dev"), ("org/a", "test"), ("org/b", "dev"), ("org/b", "test")]):
+        root = write_tree(tmp_path / f"subject{n}", {
+            "pkg/config_loader.py": FILLER + "def parse_config(path, section):\n    return load(path)\n",
+            "pkg/section_parser.py": FILLER + "def read_section(text):\n    return text\n",
+            **{f"pkg/mod{i}.py": FILLER for i in range(4)},
+        })
+        rows.append(ManifestRow(
+            task=Task(id=f"task-{n}", text="parse_config ignores the section argument when reading a section",
+                      subject=SubjectIdentity(repository=repo, revision="1"), metadata={"split": split}),
+            subject=LocalSubject(path=str(root)),
+            gold=Gold(files=["pkg/config_loader.py"], spans=[GoldSpan(path="pkg/config_loader.py", start_line=121,
+                                                                      end_line=122, region=0)], rule="t"),
+        ))
+    path = tmp_path / "manifest.jsonl"
+    write_manifest(build_manifest("local", "1", "d", "t", rows, str(path)), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("analysis")
+    ws = Workspace(root / "ws", root / "cache")
+    data = (f"dataset.loader.path={_manifest(root)}", "dataset.name=local")
+    for proc in (
+        ws.run("experiments.run", "locator=bm25", "locator.top_files=1,2,5", *data, multirun=True),
+        ws.run("experiments.run", "locator=two_phase", *data, "repeats=2"),
+    ):
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return ws
+
+
+def _args(ws, *rest):
+    return ["--experiment", "loclab-local", "--db", str(ws.db), "--out", str(ws.root / "report"), *rest]
+
+
+def test_compare_paired_report(store, capsys):
+    jobs = store.jobs("loclab-local")
+    bm25 = next(j for j in jobs if j.data.params.get("locator.top_files") == "5")
+    two_phase = next(j for j in jobs if j.data.tags["loclab.locator"] == "two_phase")
+    assert compare.main(_args(store, bm25.info.run_id, two_phase.info.run_id)) == 0
+    table = pd.read_csv(next((store.root / "report").glob("compare_*.csv")), index_col=0)
+    assert table.loc["file_precision", "n"] == 4
+    assert table.loc["file_acc_all@1", "test"] == "mcnemar" and table.loc["elapsed_ms", "test"] == "wilcoxon"
+    assert "p_holm" in table and (store.root / "report").glob("difference_*.png")
+    reports = store.runs("loclab-local", "tags.`loclab.kind` = 'report'")
+    assert any(r.data.tags["loclab.report"] == "compare" for r in reports)
+
+
+def test_compare_refuses_different_task_sets(store):
+    arm = load_arm(client_for(store.db), store.jobs("loclab-local")[0])
+    other = Arm(arm.run_id, "other", arm.params, arm.tags | {"loclab.manifest_blake3": "0" * 64}, arm.per_task)
+    with pytest.raises(AnalysisError, match="different task sets"):
+        same_task_set([arm, other])
+
+
+def test_calibrate_chooses_on_dev_and_reports_on_test(store, capsys):
+    [parent] = store.runs("loclab-local", "tags.`loclab.kind` = 'sweep'")
+    code = calibrate.main(_args(store, "--sweep", parent.info.run_id, "--param", "locator.top_files",
+                                "--quality", "file_precision", "--cost", "source_lines_read"))
+    out = capsys.readouterr().out
+    assert code == 0
+    # precision falls as more files are returned, cost (bm25 reads everything) is equal: top_files=1 wins
+    assert "recommended (max file_precision on dev" in out and "{'locator.top_files': '1'}" in out
+    table = pd.read_csv(store.root / "report" / "calibration.csv")
+    assert set(table["n[dev]"]) == {2} and set(table["n[test]"]) == {2}
+    assert (store.root / "report" / "calibration_curves.png").is_file()
+
+
+def test_pareto_over_all_jobs(store, capsys):
+    assert pareto.main(_args(store, "--quality", "file_precision", "--cost", "source_lines_read")) == 0
+    table = pd.read_csv(store.root / "report" / "pareto.csv", index_col=0)
+    assert table.pareto.any() and len(table) == 4
+    best = table.loc[table.pareto]
+    assert (best.source_lines_read == table.source_lines_read.min()).any()
+
+
+def test_repeatability_of_a_deterministic_config(store, capsys):
+    two_phase = next(j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "two_phase")
+    assert repeatability.main(_args(store, two_phase.info.run_id)) == 0
+    out = capsys.readouterr().out
+    assert "byte-identical results (clock and physical-cost fields aside): 4/4 tasks" in out
+    summary = pd.read_csv(store.root / "report" / "summary.csv", index_col=0)
+    assert summary.loc["file_recall", "std"] == 0 and summary.loc["file_recall", "repeats"] == 2
+
+
+def test_repeatability_needs_repeats(store, capsys):
+    bm25 = next(j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "bm25")
+    assert repeatability.main(_args(store, bm25.info.run_id)) == 2
+    assert "single repeat" in capsys.readouterr().err
+
+
+def test_stability_detects_a_changed_localization_but_not_a_changed_clock():
+    base = {"files": [{"path": "a.py", "evidence": [{"start_line": 1, "end_line": 4}]}],
+            "cost": {"elapsed_ms": 5.0, "model_calls": 2, "physical": {"model_calls": 2}}}
+    slower = base | {"cost": {"elapsed_ms": 9.0, "model_calls": 2, "physical": {"model_calls": 0}}}
+    moved = base | {"files": [{"path": "a.py", "evidence": [{"start_line": 2, "end_line": 4}]}]}
+    assert repeatability.stability([base, slower])["identical"] == 1.0
+    changed = repeatability.stability([base, moved])
+    assert changed["identical"] == 0.0 and changed["file_jaccard"] == 1.0
+    assert changed["evidence_line_jaccard"] == pytest.approx(3 / 4)

@@ -1,0 +1,72 @@
+"""Importers on small hand-written sample files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from locator.imported import ImportedLocator, ImportedResultError
+from locator.repository import RepositoryView
+from locator.runtime import localize
+from locator.task import SubjectIdentity, Task
+from locator.trace import Trace
+from tests.conftest import write_tree
+
+SOURCE = "class Parser:\n    def parse(self):\n        return 1\n\n    def close(self):\n        pass\n\ndef helper():\n    return 2\n"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return RepositoryView(write_tree(tmp_path / "subject", {"pkg/parser.py": SOURCE, "pkg/util.py": "X = 1\n"}))
+
+
+def _task(task_id="org__pkg-1"):
+    return Task(id=task_id, text="t", subject=SubjectIdentity(repository="org/pkg", revision="abc"))
+
+
+def _import(tmp_path, repo, fmt, rows, task_id="org__pkg-1", suffix=".jsonl"):
+    path = tmp_path / f"outputs{suffix}"
+    path.write_text(json.dumps(rows) if suffix == ".json" else "\n".join(json.dumps(r) for r in rows))
+    return localize(ImportedLocator(str(path), fmt, system="Peer", model="m-1"), _task(task_id), repo, None, Trace())
+
+
+def test_locagent_lists_and_python_literal_strings(tmp_path, repo):
+    rows = [{"instance_id": "org__pkg-1", "found_files": "['pkg/parser.py', 'pkg/util.py']",
+             "found_modules": ["pkg/parser.py:Parser"],
+             "found_entities": ["pkg/parser.py:Parser.close", "pkg/parser.py:helper", "pkg/parser.py:Missing.x"]}]
+    result = _import(tmp_path, repo, "locagent", rows)
+    assert result.ranked_paths() == ["pkg/parser.py", "pkg/util.py"]
+    assert [(e.start_line, e.end_line) for e in result.files[0].evidence] == [(5, 6), (8, 9)]
+    assert (result.producer.system, result.producer.model) == ("Peer", "m-1")
+    assert result.cost.model_calls is None and result.cost.source_lines_read is None
+
+
+def test_agentless_edit_locations(tmp_path, repo):
+    rows = [{"instance_id": "org__pkg-1", "found_files": ["pkg/parser.py"],
+             "found_edit_locs": [["class: Parser\nfunction: Parser.parse\nline: 9"]]}]
+    result = _import(tmp_path, repo, "agentless", rows)
+    assert [(e.start_line, e.end_line) for e in result.files[0].evidence] == [(1, 6), (2, 3), (9, 9)]
+
+
+def test_generic_json(tmp_path, repo):
+    rows = [{"task": "org__pkg-1", "files": [{"path": "pkg/util.py", "ranges": [[1, 1]]}, {"path": "pkg/parser.py"}]}]
+    result = _import(tmp_path, repo, "generic", rows, suffix=".json")
+    assert result.ranked_paths() == ["pkg/util.py", "pkg/parser.py"]
+    assert result.files[1].evidence == []
+
+
+def test_paths_escaping_the_subject_are_rejected(tmp_path, repo):
+    rows = [{"instance_id": "org__pkg-1", "found_files": ["../../etc/passwd"], "found_entities": []}]
+    with pytest.raises(ImportedResultError, match="rejected path"):
+        _import(tmp_path, repo, "locagent", rows)
+
+
+def test_a_task_the_file_does_not_cover_fails(tmp_path, repo):
+    with pytest.raises(ImportedResultError, match="no imported result for task org__pkg-2"):
+        _import(tmp_path, repo, "locagent", [{"instance_id": "org__pkg-1", "found_files": []}], task_id="org__pkg-2")
+
+
+def test_malformed_list_field_names_the_row(tmp_path, repo):
+    with pytest.raises(ImportedResultError, match=r"outputs\.jsonl:1: field found_files"):
+        _import(tmp_path, repo, "locagent", [{"instance_id": "org__pkg-1", "found_files": "not a list ("}])

@@ -6,6 +6,7 @@ Every analysis command is a pure function of the per-task tables the jobs logged
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import tempfile
@@ -45,6 +46,15 @@ class Arm:
     @property
     def manifest_hash(self) -> str | None:
         return self.tags.get("loclab.manifest_blake3")
+
+
+def analysis_parser(module: str, doc: str) -> argparse.ArgumentParser:
+    """The options every analysis command shares: where the runs are and where the report goes."""
+    parser = argparse.ArgumentParser(prog=f"python -m experiments.{module}", description=doc.split("\n")[0])
+    parser.add_argument("--experiment", default="loclab-swebench_lite_pypi", help="MLflow experiment of the runs")
+    parser.add_argument("--db", help="MLflow SQLite file (default runs/mlflow.db)")
+    parser.add_argument("--out", help="report folder (default runs/reports/<command>-<time>)")
+    return parser
 
 
 def client_for(db: str | Path | None) -> MlflowClient:

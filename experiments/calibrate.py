@@ -9,7 +9,6 @@ never tuned on the tasks it is judged on.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import matplotlib
@@ -19,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments.analysis import (  # noqa: E402
-    AnalysisError, children, client_for, find_runs, load_arm, ok_tasks, print_table, same_task_set, write_report,
+    AnalysisError, analysis_parser, children, client_for, find_runs, load_arm, ok_tasks, print_table, same_task_set, write_report,
 )
 from metrics.pareto import pareto_front  # noqa: E402
 
@@ -71,7 +70,7 @@ def curves(frame: pd.DataFrame, params: list[str], quality: str, cost: str, spli
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.calibrate", description=__doc__.split("\n")[0])
+    parser = analysis_parser("calibrate", __doc__)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--sweep", help="parent run id of a multirun sweep")
     source.add_argument("--runs", nargs="+", help="run ids / names / 'filter:<MLflow filter>'")
@@ -81,9 +80,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, help="max mean cost per task (on the choosing split)")
     parser.add_argument("--choose-split", default="dev")
     parser.add_argument("--report-split", default="test")
-    parser.add_argument("--experiment", default="loclab-swebench_lite_pypi")
-    parser.add_argument("--db")
-    parser.add_argument("--out")
     args = parser.parse_args(argv)
     if len(args.param) > 2:
         parser.error("calibrate takes one or two --param")

@@ -8,7 +8,6 @@ correction across the quality metrics; cost differences beside them; a per-task 
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import matplotlib
@@ -19,7 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments.analysis import (  # noqa: E402
-    AnalysisError, client_for, find_runs, load_arm, ok_tasks, print_table, same_task_set, write_report,
+    AnalysisError, analysis_parser, client_for, find_runs, load_arm, ok_tasks, print_table, same_task_set, write_report,
 )
 from metrics.definitions import METRICS, MetricKind  # noqa: E402
 from metrics.statistics import cluster_bootstrap_ci, holm, paired_test  # noqa: E402
@@ -75,12 +74,9 @@ def _difference_plot(base: pd.DataFrame, other: pd.DataFrame, metric: str, title
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.compare", description=__doc__.split("\n")[0])
+    parser = analysis_parser("compare", __doc__)
     parser.add_argument("runs", nargs="+", help="run ids, run names, or 'filter:<MLflow filter>' (first = baseline)")
-    parser.add_argument("--experiment", default="loclab-swebench_lite_pypi")
-    parser.add_argument("--db", help="MLflow SQLite file (default runs/mlflow.db)")
     parser.add_argument("--primary", default="file_recall", help="metric of the per-task difference plot")
-    parser.add_argument("--out", help="report folder (default runs/reports/compare-<time>)")
     args = parser.parse_args(argv)
     try:
         client = client_for(args.db)

@@ -3,7 +3,6 @@ metric (higher is better) against one cost metric (lower is better)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import matplotlib
@@ -12,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from experiments.analysis import AnalysisError, client_for, find_runs, load_arm, ok_tasks, print_table, write_report  # noqa: E402
+from experiments.analysis import AnalysisError, analysis_parser, client_for, find_runs, load_arm, ok_tasks, print_table, write_report  # noqa: E402
 from metrics.pareto import pareto_front  # noqa: E402
 
 
@@ -47,15 +46,12 @@ def scatter(frame: pd.DataFrame, quality: str, cost: str, title: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.pareto", description=__doc__.split("\n")[0])
-    parser.add_argument("--experiment", default="loclab-swebench_lite_pypi")
+    parser = analysis_parser("pareto", __doc__)
     parser.add_argument("--runs", default="filter:attributes.status = 'FINISHED'",
                         help="run ids / names / 'filter:<MLflow filter>' (default: every finished job)")
     parser.add_argument("--quality", default="file_acc_all@5")
     parser.add_argument("--cost", default="input_tokens")
     parser.add_argument("--split", help="only tasks of this split")
-    parser.add_argument("--db")
-    parser.add_argument("--out")
     args = parser.parse_args(argv)
     try:
         client = client_for(args.db)

@@ -10,7 +10,6 @@ backend must produce identical results).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.analysis import AnalysisError, client_for, find_runs, load_arm, print_table, write_report
+from experiments.analysis import AnalysisError, analysis_parser, client_for, find_runs, load_arm, print_table, write_report
 from experiments.compare import COST, QUALITY
 
 # Wall-clock fields and the physical cost (which depends on how warm the decision cache was) may
@@ -70,11 +69,8 @@ def summarize(per_task: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.repeatability", description=__doc__.split("\n")[0])
+    parser = analysis_parser("repeatability", __doc__)
     parser.add_argument("run", help="run id or name of a job run with repeats > 1")
-    parser.add_argument("--experiment", default="loclab-swebench_lite_pypi")
-    parser.add_argument("--db")
-    parser.add_argument("--out")
     args = parser.parse_args(argv)
     try:
         client = client_for(args.db)

@@ -15,6 +15,19 @@ from experiments.analysis import AnalysisError, analysis_parser, client_for, fin
 from metrics.pareto import pareto_front  # noqa: E402
 
 
+_VARIED = ("file_threshold", "directory_threshold", "recall_guard_fraction", "max_files", "scheduler", "batch_size",
+           "soft_rounds", "hard_rounds", "action_threshold", "observation_threshold", "top_files")
+
+
+def describe_setting(arm) -> str:
+    """Locator name, discovery kind and the values of the commonly swept parameters."""
+    params = arm.params
+    kind = params.get("locator.discovery._target_", "").rsplit(".", 1)[-1].replace("Discovery", "").lower()
+    values = " ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in sorted(params.items())
+                      if k.startswith("locator.") and k.rsplit(".", 1)[-1] in _VARIED)
+    return " ".join(filter(None, [arm.tags.get("loclab.locator"), kind, values]))
+
+
 def run_table(arms, quality: str, cost: str, split: str | None = None, describe=None) -> pd.DataFrame:
     rows = []
     for arm in arms:
@@ -61,22 +74,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    def describe(arm):
-        changed = {k: v for k, v in arm.params.items() if k.startswith("locator.") and k.split(".")[1] in ("discovery", "reader")}
-        return f"{arm.tags.get('loclab.locator')} " + " ".join(f"{k.split('.')[-1]}={v}" for k, v in sorted(changed.items())
-                                                               if k.split(".")[-1] in _VARIED)
-
-    frame = run_table(arms, args.quality, args.cost, args.split, describe)
+    frame = run_table(arms, args.quality, args.cost, args.split, describe_setting)
     print_table(f"Pareto: {args.quality} vs {args.cost} ({len(frame)} runs)", frame)
     figure = scatter(frame, args.quality, args.cost, f"{args.experiment}: {args.quality} vs {args.cost}")
     folder = write_report("pareto", args.experiment, {"pareto": frame}, {"pareto": figure},
                           {"loclab.quality": args.quality, "loclab.cost": args.cost}, args.out)
     print(f"report: {folder}")
     return 0
-
-
-_VARIED = ("file_threshold", "directory_threshold", "scheduler", "batch_size", "soft_rounds", "hard_rounds",
-           "action_threshold", "observation_threshold", "max_files", "_target_")
 
 
 if __name__ == "__main__":

@@ -99,3 +99,26 @@ def test_questions_must_fit_their_type():
         Question(type="choice", instructions="i")
     with pytest.raises(ValidationError):
         Question(type="score", instructions="i", criteria=["only one"])
+
+
+def test_price_table_gives_billed_and_logical_cost(tmp_path):
+    from locator.repository import RepositoryView
+    from locator.runtime import localize
+    from locator.system_one.client import Pricing
+    from locator.task import SubjectIdentity, Task
+    from locator.discovery import FlatDiscovery
+    from locator.reader import ProgressiveReader
+    from locator.two_phase import TwoPhaseLocator
+
+    (tmp_path / "a.py").write_text("def parse_wheel_filename(name):\n    return name\n")
+    task = Task(id="t", text=STATE["task"], subject=SubjectIdentity(repository="r", revision="v"))
+    locator = TwoPhaseLocator(FlatDiscovery(file_threshold=0.0), ProgressiveReader(action_threshold=0.0))
+    cache = DecisionCache(tmp_path / "c.sqlite")
+    pricing = Pricing(input_per_million_usd=2.0, output_per_million_usd=10.0)
+    runs = [localize(locator, task, RepositoryView(tmp_path), SystemOne(LexicalBackend(), "m", cache, pricing=pricing), Trace())
+            for _ in range(2)]
+    first, second = (r.cost for r in runs)
+    assert first.usd == pytest.approx((first.tokens.input * 2 + first.tokens.output * 10) / 1e6)
+    assert first.physical.usd == first.usd and second.physical.usd == 0 and second.usd == first.usd
+    unpriced = localize(locator, task, RepositoryView(tmp_path), SystemOne(LexicalBackend(), "m"), Trace())
+    assert unpriced.cost.usd is None and unpriced.cost.physical.usd is None

@@ -20,6 +20,7 @@ import pandas as pd
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from experiments.paths import PROJECT_ROOT
@@ -125,13 +126,13 @@ def ok_tasks(arm: Arm, repeat: int | None = 0) -> pd.DataFrame:
 
 
 def print_table(title: str, frame: pd.DataFrame, console: Console | None = None, floatfmt: str = "{:.4g}") -> None:
-    table = Table(title=title)
-    frame = frame.reset_index() if frame.index.name else frame
+    table = Table(title=escape(title))
+    frame = frame.reset_index() if any(name is not None for name in frame.index.names) else frame
     for column in frame.columns:
-        table.add_column(str(column))
+        table.add_column(escape(str(column)))
     for _, row in frame.iterrows():
-        table.add_row(*["—" if (v is None or (isinstance(v, float) and v != v)) else
-                        floatfmt.format(v) if isinstance(v, float) else str(v) for v in row])
+        table.add_row(*[escape("—" if (v is None or (isinstance(v, float) and v != v)) else
+                               floatfmt.format(v) if isinstance(v, float) else str(v)) for v in row])
     (console or Console(width=200)).print(table)
 
 

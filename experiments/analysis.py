@@ -88,6 +88,18 @@ def find_runs(client: MlflowClient, experiment: str, selector: str) -> list[Run]
     return runs if selector.startswith("filter:") else runs[:1]
 
 
+def latest_per_setting(runs):
+    """One run per (results content address, task selection): reruns and re-scorings collapse."""
+    seen, kept = set(), []
+    for run in sorted(runs, key=lambda r: -r.info.start_time):
+        key = (run.data.tags.get("loclab.run_key"), run.data.params.get("split"), run.data.params.get("limit"),
+               run.data.params.get("tasks"))
+        if key not in seen:
+            seen.add(key)
+            kept.append(run)
+    return kept
+
+
 def children(client: MlflowClient, parent_run_id: str) -> list[Run]:
     parent = client.get_run(parent_run_id)
     return client.search_runs([parent.info.experiment_id],

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments.analysis import (  # noqa: E402
-    AnalysisError, analysis_parser, children, client_for, find_runs, load_arm, ok_tasks, print_table, same_task_set, write_report,
+    AnalysisError, analysis_parser, children, client_for, find_runs, latest_per_setting, load_arm, ok_tasks, print_table, same_task_set, write_report,
 )
 from metrics.pareto import pareto_front  # noqa: E402
 
@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         client = client_for(args.db)
         runs = children(client, args.sweep) if args.sweep else [r for s in args.runs for r in find_runs(client, args.experiment, s)]
+        runs = latest_per_setting(runs)
         if not runs:
             raise AnalysisError("no job runs to calibrate over")
         arms = [load_arm(client, run) for run in runs]

@@ -11,7 +11,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from experiments.analysis import AnalysisError, analysis_parser, client_for, find_runs, load_arm, ok_tasks, print_table, write_report  # noqa: E402
+from experiments.analysis import (  # noqa: E402
+    AnalysisError, analysis_parser, client_for, find_runs, latest_per_setting, load_arm, ok_tasks, print_table, write_report,
+)
 from metrics.pareto import pareto_front  # noqa: E402
 
 
@@ -68,10 +70,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         client = client_for(args.db)
-        runs = find_runs(client, args.experiment, args.runs)
-        arms = [load_arm(client, run) for run in runs]
+        runs = latest_per_setting(find_runs(client, args.experiment, args.runs))
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    arms = []
+    for run in runs:
+        try:
+            arms.append(load_arm(client, run))
+        except AnalysisError as exc:
+            print(f"skipped: {exc}", file=sys.stderr)
+    if not arms:
+        print("error: no run could be read", file=sys.stderr)
         return 2
 
     frame = run_table(arms, args.quality, args.cost, args.split, describe_setting)

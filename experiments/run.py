@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import time
 import traceback
 import warnings
 
@@ -36,6 +37,19 @@ class JobFailedError(RuntimeError):
 
 def _log_metrics(scores: dict[str, float | None]) -> None:
     mlflow.log_metrics({mlflow_key(k): v for k, v in scores.items() if v is not None})
+
+
+def _log_input(dataset) -> None:
+    """Parallel jobs of a sweep register the same dataset at once; MLflow's SQLite store lets one
+    insert win and the others fail on the unique key, after which the row exists and a retry links it."""
+    for attempt in range(5):
+        try:
+            mlflow.log_input(dataset, context="evaluation")
+            return
+        except mlflow.exceptions.MlflowException as exc:
+            if "UNIQUE constraint failed" not in str(exc) or attempt == 4:
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 def _log_task(outcome, stage: str) -> None:
@@ -83,7 +97,7 @@ def _run(cfg: DictConfig, locator_name: str, stage: str, localize_missing: bool)
         warnings.filterwarnings("ignore", message="The specified dataset source can be interpreted")
         dataset = mlflow.data.from_pandas(pd.DataFrame({"task_id": [r.task.id for r in rows]}), source=manifest.source,
                                           name=manifest.header.name, digest=manifest.content_hash[:36])
-    mlflow.log_input(dataset, context="evaluation")
+    _log_input(dataset)
     outcomes = []
     work = [(row, repeat) for row in rows for repeat in range(cfg.repeats)]
     for row, repeat in tqdm(work, desc=f"{locator_name} on {cfg.dataset.name}", unit="task"):

@@ -67,10 +67,13 @@ class Job:
 
     @property
     def run_key(self) -> str:
-        """Content address of the results: locator config, System One identity, task set."""
-        locator_cfg = OmegaConf.to_container(self.cfg.locator, resolve=True)
-        digest = blake3_hex(canonical_json({"locator": locator_cfg, "system_one": self.system_one_identity}))
-        return f"{self.locator_name}-{digest[:12]}"
+        """Content address of the results: the locator's config and its inputs' identity (e.g. the
+        hash of an imported file), the System One identity when the locator asks System One."""
+        key = {"locator": OmegaConf.to_container(self.cfg.locator, resolve=True),
+               "inputs": getattr(self.locator, "input_identity", None)}
+        if getattr(self.locator, "uses_system_one", True):
+            key["system_one"] = self.system_one_identity
+        return f"{self.locator_name}-{blake3_hex(canonical_json(key))[:12]}"
 
     @property
     def results_dir(self) -> Path:

@@ -30,6 +30,10 @@ class LocatorOutput:
 
 @runtime_checkable
 class Locator(Protocol):
+    """`name` labels its runs. Optional attributes the runner honours: `uses_system_one = False`
+    (its results do not depend on the System One backend) and `input_identity` (a content hash of
+    any input outside the config, part of the results' content address)."""
+
     name: str
 
     def localize(self, task: Task, repo: RepositoryView, ctx: "LocatorContext") -> LocatorOutput: ...

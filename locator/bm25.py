@@ -46,6 +46,7 @@ def _best_windows(scores: np.ndarray, windows: list[LineRange], limit: int) -> l
 
 class BM25Locator:
     name = "bm25"
+    uses_system_one = False
 
     def __init__(
         self,

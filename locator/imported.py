@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from locator.base import LocatorContext, LocatorOutput
+from locator.hashing import sha256_file
 from locator.outline import definitions
 from locator.repository import RepositoryView, normalize_relpath
 from locator.result import Evidence, Producer, ResultFile
@@ -54,6 +55,7 @@ def _flatten(items: list) -> list[str]:
 
 class ImportedLocator:
     name = "imported"
+    uses_system_one = False
 
     def __init__(self, path: str, format: Format, system: str, model: str | None = None):
         if format not in ("locagent", "agentless", "generic"):
@@ -62,6 +64,13 @@ class ImportedLocator:
         self.format = format
         self.system = system
         self.model = model
+
+    @property
+    def input_identity(self) -> str:
+        """The imported file's content: a changed file never reuses results scored from the old one."""
+        if not self.path.is_file():
+            raise ImportedResultError(f"{self.path}: imported results file not found")
+        return sha256_file(self.path)
 
     @cached_property
     def _rows(self) -> dict[str, dict]:

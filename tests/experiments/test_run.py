@@ -156,3 +156,28 @@ def test_swebench_subset_runs_on_a_few_instances(ws, swebench_file):
     assert bm25.data.metrics["source_lines_read"] > two_phase.data.metrics["source_lines_read"]
     per_task = ws.client().download_artifacts(bm25.info.run_id, "per_task.csv", str(ws.root))
     assert len(pd.read_csv(per_task)) == 3
+
+
+def test_results_are_addressed_by_what_they_depend_on(tmp_path, subject_cache):
+    from hydra import compose, initialize_config_dir
+
+    from experiments.paths import CONF_DIR, register_resolvers
+    from experiments.pipeline import Job
+    from dataset.manifest import load_manifest
+
+    register_resolvers()
+    manifest = load_manifest(_local_manifest(tmp_path, tamper=set()))
+    outputs = tmp_path / "peer.jsonl"
+    outputs.write_text('{"task": "good", "files": [{"path": "pkg/core.py"}]}\n')
+
+    def key(*overrides):
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose("config", overrides=list(overrides))
+        return Job(cfg, manifest, locator_name=overrides[0].split("=")[1]).run_key
+
+    imported = ("locator=imported", f"locator.path={outputs}", "locator.system=Peer")
+    assert key("locator=bm25") == key("locator=bm25", "system_one.backend.scale=5")
+    assert key("locator=two_phase") != key("locator=two_phase", "system_one.backend.scale=5")
+    before = key(*imported)
+    outputs.write_text('{"task": "good", "files": [{"path": "pkg/util.py"}]}\n')
+    assert key(*imported) != before

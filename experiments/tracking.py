@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +67,8 @@ def flatten(cfg: DictConfig, keys: tuple[str, ...]) -> dict[str, Any]:
 class SweepParentRun(Callback):
     """In the multirun parent: create the store once, open a parent run, close it with the verdict.
 
-    Hydra skips on_multirun_end when a job raised, so an exit hook closes the run as FAILED then.
+    Hydra skips on_multirun_end when a job raised, so an exit hook closes the run as FAILED then;
+    SIGTERM is turned into a normal exit so that the hook also runs when the sweep is stopped.
     """
 
     def __init__(self) -> None:
@@ -83,6 +87,8 @@ class SweepParentRun(Callback):
         self.run_id = run.info.run_id
         os.environ[PARENT_RUN_ENV] = self.run_id
         atexit.register(self._close, aborted=True)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         atexit.unregister(self._close)

@@ -57,3 +57,26 @@ def test_ab_arms_share_decisions_through_the_cache(ws):
     # Phase 1 asks identical questions in both arms: the second arm's are answered by the cache.
     assert second["cache_hits"] > 0 and second["physical_model_calls"] < second["model_calls"]
     assert first["model_calls"] == second["model_calls"]
+
+
+def test_a_stopped_sweep_closes_its_parent_run_as_failed(ws, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from experiments.paths import PROJECT_ROOT
+
+    with system_one_server(tmp_path / "slow-cache", "server.faults.latency_ms=3000") as url:
+        cmd = [sys.executable, "-m", "experiments.run", "-m", "system_one=http", f"system_one.backend.url={url}",
+               "system_one.cache.enabled=false", "locator=two_phase,bm25", "limit=1",
+               f"hydra.sweep.dir={ws.root}/hydra-multi"]
+        proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not ws.runs(filter_string="tags.`loclab.kind` = 'job'") and time.monotonic() < deadline:
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    assert parent.info.status == "FAILED"
+    assert proc.returncode != 0

@@ -76,7 +76,10 @@ def find_runs(client: MlflowClient, experiment: str, selector: str) -> list[Run]
     """A run id, a run name, or an MLflow filter string (`filter:params.x = '1'`); job runs only."""
     exp_id = experiment_id(client, experiment)
     if _RUN_ID.match(selector):
-        return [client.get_run(selector)]
+        try:
+            return [client.get_run(selector)]
+        except mlflow.exceptions.MlflowException:
+            raise AnalysisError(f"no run with id {selector} in {experiment!r}'s store") from None
     jobs = "tags.`loclab.kind` = 'job' and attributes.status = 'FINISHED'"
     if selector.startswith("filter:"):
         query = f"{jobs} and {selector[len('filter:'):]}"

@@ -103,6 +103,14 @@ def test_repeatability_of_a_deterministic_config(store, capsys):
     assert summary.loc["file_recall", "std"] == 0 and summary.loc["file_recall", "repeats"] == 2
 
 
+def test_unknown_runs_and_experiments_are_clear_errors(store, capsys):
+    assert compare.main(_args(store, "0" * 32, "1" * 32)) == 2
+    assert "no run with id 00000000" in capsys.readouterr().err
+    assert compare.main(["--experiment", "nope", "--db", str(store.db), "a", "b"]) == 2
+    assert "no MLflow experiment 'nope'" in capsys.readouterr().err
+    assert pareto.main(_args(store, "--runs", "no-such-run-name")) == 2
+
+
 def test_repeatability_needs_repeats(store, capsys):
     bm25 = next(j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "bm25")
     assert repeatability.main(_args(store, bm25.info.run_id)) == 2

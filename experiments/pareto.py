@@ -50,7 +50,7 @@ def scatter(frame: pd.DataFrame, quality: str, cost: str, title: str):
     axis.scatter(known[cost], known[quality], color="tab:gray", label="dominated")
     front = known[known.pareto].sort_values(cost)
     axis.plot(front[cost], front[quality], "o-", color="tab:red", label="Pareto frontier")
-    for label, row in known.iterrows():
+    for _, row in known.iterrows():
         axis.annotate(str(row.setting)[:40], (row[cost], row[quality]), fontsize=7, xytext=(3, 3), textcoords="offset points")
     axis.set_xscale("symlog")
     axis.set_xlabel(f"{cost} (mean per task, lower is better)")

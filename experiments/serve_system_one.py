@@ -34,7 +34,10 @@ def main(cfg: DictConfig) -> None:
     app = create_app(backend, so.model, cache, faults, api_key)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((server.host, server.port))
+    try:
+        sock.bind((server.host, server.port))
+    except OSError as exc:
+        raise SystemExit(f"cannot listen on {server.host}:{server.port}: {exc.strerror}") from None
     host, port = sock.getsockname()
     print(f"loclab System One listening on http://{host}:{port}/v1/answer (backend {backend.identity})", flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning", workers=1)).run(sockets=[sock])

@@ -67,9 +67,6 @@ class LocatorContext:
     def usage(self) -> UsageTotals:
         return self._system_one.totals() if self._system_one is not None else UsageTotals()
 
-    def ask(self, state: dict, questions: dict[str, Question]) -> Response:
-        return self.system_one.ask(state, questions)
-
     def ask_many(self, calls: list[tuple[dict, dict[str, Question]]]) -> list[Response]:
         """Independent requests, concurrent up to system_one.max_concurrency; answers in order."""
         return self.system_one.ask_many(calls)

@@ -10,10 +10,6 @@ class LineRange:
     start_line: int
     end_line: int
 
-    @property
-    def size(self) -> int:
-        return self.end_line - self.start_line + 1
-
     def overlaps(self, other: "LineRange") -> bool:
         return self.start_line <= other.end_line and other.start_line <= self.end_line
 

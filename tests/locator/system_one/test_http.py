@@ -11,7 +11,7 @@ from locator.system_one.http import HttpBackend
 from locator.system_one.lexical import LexicalBackend
 from locator.system_one.transport import SystemOneUnavailableError
 from locator.system_one.wire import InvalidAnswerError, Question
-from locator.trace import EventKind, Trace
+from locator.trace import Trace
 from experiments.system_one_process import system_one_server
 
 STATE = {"task": "parse_wheel_filename accepts names that are not escaped"}
@@ -117,3 +117,19 @@ def test_server_side_cache_is_shared_by_clients(server_cache):
 
         stats = httpx.get(url.replace("/v1/answer", "/v1/stats")).json()
     assert (stats["backend_calls"], stats["cache_hits"]) == (1, 1)
+
+
+def test_server_on_a_busy_port_says_so(server_cache):
+    import subprocess
+    import sys
+
+    from experiments.paths import PROJECT_ROOT
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "experiments.serve_system_one", f"server.port={port}"],
+                              cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr

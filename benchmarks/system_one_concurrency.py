@@ -15,26 +15,27 @@ from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.system_one.cache import DecisionCache
 from locator.system_one.client import SystemOne
-from locator.system_one.http import HttpBackend
+from experiments.config import build
 from locator.trace import Trace
-from locator.discovery import FlatDiscovery
-from locator.reader import ProgressiveReader
-from locator.two_phase import TwoPhaseLocator
 
 TASK_ID = "demo-click-001"
 
 
-def _locator(observation_threshold: float = 0.75) -> TwoPhaseLocator:
-    # Every file handed off, one file per request: the concurrency has independent work to overlap.
-    return TwoPhaseLocator(FlatDiscovery(file_threshold=0.0, max_files=16, batch_size=1),
-                           ProgressiveReader(batch_size=1, soft_rounds=3, hard_rounds=3, action_threshold=0.1,
-                                             observation_threshold=observation_threshold),
-                           file_suffixes=[".py"])
+def _locator(observation_threshold: float | None = None):
+    """The YAML's two_phase with every file handed off and one file per request, so the concurrency
+    has independent work to overlap."""
+    overrides = ["locator=two_phase", "locator.discovery.file_threshold=0.0", "locator.discovery.questions_per_request=1",
+                 "locator.reader.schedule.batch_size=1", "locator.reader.soft_rounds=3",
+                 "locator.reader.hard_rounds=3", "locator.reader.action_threshold=0.1"]
+    if observation_threshold is not None:
+        overrides.append(f"locator.reader.observation_threshold={observation_threshold}")
+    return build("locator", *overrides)
 
 
-def _run(url: str, row, root: Path, concurrency: int, cache: DecisionCache | None, threshold: float = 0.75):
-    system_one = SystemOne(HttpBackend(url, "loclab-lexical", timeout_s=60), "loclab-lexical", cache=cache,
-                           max_concurrency=concurrency)
+def _run(url: str, row, root: Path, concurrency: int, cache: DecisionCache | None, threshold: float | None = None):
+    backend = build("system_one.backend", "system_one=http", f"system_one.backend.url={url}",
+                    "system_one.backend.timeout_s=60")
+    system_one = SystemOne(backend, "loclab-lexical", cache=cache, max_concurrency=concurrency)
     started = time.perf_counter()
     result = localize(_locator(threshold), row.task, RepositoryView(root), system_one, Trace())
     return time.perf_counter() - started, result

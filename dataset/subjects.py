@@ -44,6 +44,20 @@ def verify_files(root: Path, expected: dict[str, str], what: str) -> None:
             )
 
 
+def source_reader(root: Path):
+    """Whole files of a materialized subject, for scoring-time analysis and gold derivation (which
+    definition encloses a line). Never handed to a locator: locators read through their metered
+    context. Returns None for a path that is not a readable text file of the subject."""
+
+    def source_of(path: str) -> str | None:
+        try:
+            return (root / normalize_relpath(path)).read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return None
+
+    return source_of
+
+
 def _spec_key(spec: PypiSubject | GitSubject) -> str:
     """What is fetched, not what is checked: tasks sharing an artifact share one copy."""
     return blake3_hex(canonical_json(spec.model_dump(mode="json", exclude={"verify_sha256"})))[:20]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -23,13 +24,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from experiments.config import compose_config
 from experiments.paths import PROJECT_ROOT
-from experiments.tracking import sqlite_uri
+from experiments.tracking import sqlite_uri, tracking_uri
+from metrics.aggregate import REPEAT_REDUCTION, per_task_values
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 REQUIRED_COLUMNS = ("task_id", "repository", "split", "repeat", "status")
-DEFAULT_DB = PROJECT_ROOT / "runs" / "mlflow.db"
 
 
 class AnalysisError(ValueError):
@@ -52,14 +54,22 @@ class Arm:
 def analysis_parser(module: str, doc: str) -> argparse.ArgumentParser:
     """The options every analysis command shares: where the runs are and where the report goes."""
     parser = argparse.ArgumentParser(prog=f"python -m experiments.{module}", description=doc.split("\n")[0])
-    parser.add_argument("--experiment", default="loclab-swebench_lite_pypi", help="MLflow experiment of the runs")
-    parser.add_argument("--db", help="MLflow SQLite file (default runs/mlflow.db)")
+    parser.add_argument("--dataset", help="dataset whose experiment holds the runs (default: the runner's default)")
+    parser.add_argument("--experiment", help="MLflow experiment of the runs (default: loclab-<dataset>, as the runner)")
+    parser.add_argument("--db", help="MLflow SQLite file (default: as the runner: MLFLOW_TRACKING_URI, "
+                                     "LOCLAB_MLFLOW_DB, else runs/mlflow.db)")
     parser.add_argument("--out", help="report folder (default runs/reports/<command>-<time>)")
     return parser
 
 
-def client_for(db: str | Path | None) -> MlflowClient:
-    uri = sqlite_uri(db or DEFAULT_DB)
+def open_store(args: argparse.Namespace) -> MlflowClient:
+    """The runner's store and experiment, resolved from the same config (`conf/tracking/`):
+    --db, else MLFLOW_TRACKING_URI, else LOCLAB_MLFLOW_DB, else runs/mlflow.db; the experiment
+    --experiment, else loclab-<--dataset or the default dataset>. Sets args.experiment."""
+    cfg = compose_config(*([f"dataset={args.dataset}"] if args.dataset else []))
+    uri = sqlite_uri(args.db) if args.db else tracking_uri(cfg.tracking)
+    if args.experiment is None:
+        args.experiment = cfg.tracking.experiment
     mlflow.set_tracking_uri(uri)
     return MlflowClient(tracking_uri=uri)
 
@@ -88,7 +98,13 @@ def find_runs(client: MlflowClient, experiment: str, selector: str) -> list[Run]
     runs = client.search_runs([exp_id], filter_string=query, max_results=5000, order_by=["attributes.start_time DESC"])
     if not runs:
         raise AnalysisError(f"no finished job run matches {selector!r} in {experiment!r}")
-    return runs if selector.startswith("filter:") else runs[:1]
+    if selector.startswith("filter:"):
+        return runs
+    if len(runs) > 1:
+        others = ", ".join(r.info.run_id for r in runs[1:6]) + (", …" if len(runs) > 6 else "")
+        print(f"warning: the name {selector!r} matches {len(runs)} finished job runs; using the latest "
+              f"({runs[0].info.run_id}); pass a run id to choose another ({others})", file=sys.stderr)
+    return runs[:1]
 
 
 def latest_per_setting(runs):
@@ -133,11 +149,30 @@ def same_task_set(arms: list[Arm]) -> str:
     return hashes.pop()
 
 
-def ok_tasks(arm: Arm, repeat: int | None = 0) -> pd.DataFrame:
-    frame = arm.per_task[arm.per_task.status == "ok"]
-    if repeat is not None:
-        frame = frame[frame["repeat"] == repeat]
-    return frame.set_index("task_id")
+def task_values(arm: Arm) -> pd.DataFrame:
+    """One row per completed task (index task_id), repeats reduced by their mean."""
+    return per_task_values(arm.per_task)
+
+
+def shared_tasks(arms: list[Arm]) -> pd.Index:
+    """The tasks every arm completed; refuses when there are none."""
+    frames = [task_values(arm) for arm in arms]
+    shared = frames[0].index
+    for frame in frames[1:]:
+        shared = shared.intersection(frame.index)
+    if len(shared) == 0:
+        raise AnalysisError("the runs share no completed task: " + ", ".join(
+            f"{arm.label}: {len(frame)} tasks" for arm, frame in zip(arms, frames)))
+    return shared.sort_values()
+
+
+def describe_reduction(arms: list[Arm], shared: pd.Index) -> str:
+    """What the tables are computed over, said once per report."""
+    dropped = [f"{arm.label} −{len(task_values(arm).index.difference(shared))}" for arm in arms
+               if len(task_values(arm).index.difference(shared))]
+    repeats = sorted({int(r) for arm in arms for r in task_values(arm).repeats})
+    text = f"{len(shared)} tasks every run completed; per-task values: {REPEAT_REDUCTION} (repeats: {repeats})"
+    return text + (f"; tasks not shared by every run left out ({', '.join(dropped)})" if dropped else "")
 
 
 def print_table(title: str, frame: pd.DataFrame, console: Console | None = None, floatfmt: str = "{:.4g}") -> None:

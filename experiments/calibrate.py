@@ -18,15 +18,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments.analysis import (  # noqa: E402
-    AnalysisError, analysis_parser, children, client_for, find_runs, latest_per_setting, load_arm, ok_tasks, print_table, same_task_set, write_report,
+    AnalysisError, analysis_parser, children, describe_reduction, find_runs, latest_per_setting, load_arm, open_store,
+    print_table, same_task_set, shared_tasks, task_values, write_report,
 )
 from metrics.pareto import pareto_front  # noqa: E402
 
 
-def settings_table(arms, params: list[str], quality: str, cost: str, choose: str, report: str) -> pd.DataFrame:
+def settings_table(arms, params: list[str], quality: str, cost: str, choose: str, report: str,
+                   shared: pd.Index) -> pd.DataFrame:
+    """Per setting, means over the tasks every setting completed (repeats reduced first), per split."""
     rows = []
     for arm in arms:
-        tasks = ok_tasks(arm)
+        tasks = task_values(arm).loc[shared]
         if "split" not in tasks:
             raise AnalysisError(f"{arm.label}: its per-task table has no split column (re-score it with experiments.score)")
         missing = [p for p in params if p not in arm.params]
@@ -84,17 +87,19 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.param) > 2:
         parser.error("calibrate takes one or two --param")
     try:
-        client = client_for(args.db)
+        client = open_store(args)
         runs = children(client, args.sweep) if args.sweep else [r for s in args.runs for r in find_runs(client, args.experiment, s)]
         runs = latest_per_setting(runs)
         if not runs:
             raise AnalysisError("no job runs to calibrate over")
         arms = [load_arm(client, run) for run in runs]
         manifest = same_task_set(arms)
-        frame = settings_table(arms, args.param, args.quality, args.cost, args.choose_split, args.report_split)
+        shared = shared_tasks(arms)
+        frame = settings_table(arms, args.param, args.quality, args.cost, args.choose_split, args.report_split, shared)
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    print(describe_reduction(arms, shared))
     chosen = recommend(frame, args.quality, args.cost, args.choose_split, args.budget)
     frame["recommended"] = [index == chosen for index in frame.index]
     print_table(f"calibration over {', '.join(args.param)} (choose on {args.choose_split}, report on {args.report_split})", frame)

@@ -18,12 +18,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments.analysis import (  # noqa: E402
-    AnalysisError, analysis_parser, client_for, find_runs, load_arm, ok_tasks, print_table, same_task_set, write_report,
+    AnalysisError, analysis_parser, describe_reduction, find_runs, load_arm, open_store, print_table, same_task_set,
+    shared_tasks, task_values, write_report,
 )
 from metrics.definitions import METRICS, MetricKind  # noqa: E402
 from metrics.statistics import cluster_bootstrap_ci, holm, paired_test  # noqa: E402
 
-QUALITY = ("file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr",
+QUALITY = ("file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr", "file_map",
            "entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall")
 COST = ("model_calls", "input_tokens", "output_tokens", "source_lines_read", "elapsed_ms")
 
@@ -79,23 +80,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--primary", default="file_recall", help="metric of the per-task difference plot")
     args = parser.parse_args(argv)
     try:
-        client = client_for(args.db)
+        client = open_store(args)
         runs = [run for selector in args.runs for run in find_runs(client, args.experiment, selector)]
         if len(runs) < 2:
             raise AnalysisError("compare needs at least two runs")
         arms = [load_arm(client, run) for run in runs]
         manifest = same_task_set(arms)
+        shared = shared_tasks(arms)
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    print(describe_reduction(arms, shared))
     base = arms[0]
-    base_tasks = ok_tasks(base)
+    base_tasks = task_values(base).loc[shared]
     tables, figures = {}, {}
     for other in arms[1:]:
-        other_tasks = ok_tasks(other)
-        shared = base_tasks.index.intersection(other_tasks.index)
+        other_tasks = task_values(other).loc[shared]
         name = f"{base.label} vs {other.label}"
-        table = compare_frames(base_tasks.loc[shared], other_tasks.loc[shared], list(QUALITY + COST))
+        table = compare_frames(base_tasks, other_tasks, list(QUALITY + COST))
         print_table(f"{name} — {len(shared)} shared tasks (diff = other − base; CI clusters repositories)", table)
         wlt = win_loss_tie(base_tasks, other_tasks, list(QUALITY[:6]))
         counts = wlt.apply(lambda col: col.value_counts()).fillna(0).astype(int).T
@@ -106,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         tables[f"per_task_{key}"] = wlt
         figures[f"difference_{key}"] = _difference_plot(base_tasks, other_tasks, args.primary, f"{name}: Δ {args.primary}")
     folder = write_report("compare", args.experiment, tables, figures,
-                          {"loclab.manifest_blake3": manifest, "loclab.arms": ",".join(a.run_id for a in arms)},
+                          {"loclab.manifest_blake3": manifest, "loclab.arms": ",".join(a.run_id for a in arms),
+                           "loclab.reduction": describe_reduction(arms, shared)},
                           args.out, params={"baseline": base.label, "arms": ", ".join(a.label for a in arms[1:])})
     print(f"report: {folder}")
     return 0

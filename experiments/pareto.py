@@ -12,12 +12,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments.analysis import (  # noqa: E402
-    AnalysisError, analysis_parser, client_for, find_runs, latest_per_setting, load_arm, ok_tasks, print_table, write_report,
+    AnalysisError, analysis_parser, describe_reduction, find_runs, latest_per_setting, load_arm, open_store, print_table,
+    same_task_set, shared_tasks, task_values, write_report,
 )
 from metrics.pareto import pareto_front  # noqa: E402
 
 
-_VARIED = ("file_threshold", "directory_threshold", "recall_guard_fraction", "max_files", "scheduler", "batch_size",
+_VARIED = ("file_threshold", "directory_threshold", "recall_guard_fraction", "max_files", "batch_size", "epoch_width",
            "soft_rounds", "hard_rounds", "action_threshold", "observation_threshold", "top_files")
 
 
@@ -25,15 +26,17 @@ def describe_setting(arm) -> str:
     """Locator name, discovery kind and the values of the commonly swept parameters."""
     params = arm.params
     kind = params.get("locator.discovery._target_", "").rsplit(".", 1)[-1].replace("Discovery", "").lower()
+    schedule = params.get("locator.reader.schedule._target_", "").rsplit(".", 1)[-1].replace("Schedule", "").lower()
     values = " ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in sorted(params.items())
                       if k.startswith("locator.") and k.rsplit(".", 1)[-1] in _VARIED)
-    return " ".join(filter(None, [arm.tags.get("loclab.locator"), kind, values]))
+    return " ".join(filter(None, [arm.tags.get("loclab.locator"), kind, schedule, values]))
 
 
-def run_table(arms, quality: str, cost: str, split: str | None = None, describe=None) -> pd.DataFrame:
+def run_table(arms, quality: str, cost: str, shared: pd.Index, split: str | None = None, describe=None) -> pd.DataFrame:
+    """Per run, the mean over the shared tasks (repeats reduced first) of the quality and cost metric."""
     rows = []
     for arm in arms:
-        tasks = ok_tasks(arm)
+        tasks = task_values(arm).loc[shared]
         if split is not None:
             tasks = tasks[tasks["split"] == split]
         rows.append({"run": arm.label, "setting": describe(arm) if describe else arm.tags.get("loclab.locator"),
@@ -62,15 +65,15 @@ def scatter(frame: pd.DataFrame, quality: str, cost: str, title: str):
 
 def main(argv: list[str] | None = None) -> int:
     parser = analysis_parser("pareto", __doc__)
-    parser.add_argument("--runs", default="filter:attributes.status = 'FINISHED'",
+    parser.add_argument("--runs", nargs="+", default=["filter:attributes.status = 'FINISHED'"],
                         help="run ids / names / 'filter:<MLflow filter>' (default: every finished job)")
     parser.add_argument("--quality", default="file_acc_all@5")
     parser.add_argument("--cost", default="input_tokens")
     parser.add_argument("--split", help="only tasks of this split")
     args = parser.parse_args(argv)
     try:
-        client = client_for(args.db)
-        runs = latest_per_setting(find_runs(client, args.experiment, args.runs))
+        client = open_store(args)
+        runs = latest_per_setting([run for selector in args.runs for run in find_runs(client, args.experiment, selector)])
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -80,15 +83,22 @@ def main(argv: list[str] | None = None) -> int:
             arms.append(load_arm(client, run))
         except AnalysisError as exc:
             print(f"skipped: {exc}", file=sys.stderr)
-    if not arms:
-        print("error: no run could be read", file=sys.stderr)
+    try:
+        if not arms:
+            raise AnalysisError("no run could be read")
+        manifest = same_task_set(arms)
+        shared = shared_tasks(arms)
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
-
-    frame = run_table(arms, args.quality, args.cost, args.split, describe_setting)
+    reduction = describe_reduction(arms, shared)
+    print(reduction)
+    frame = run_table(arms, args.quality, args.cost, shared, args.split, describe_setting)
     print_table(f"Pareto: {args.quality} vs {args.cost} ({len(frame)} runs)", frame)
     figure = scatter(frame, args.quality, args.cost, f"{args.experiment}: {args.quality} vs {args.cost}")
     folder = write_report("pareto", args.experiment, {"pareto": frame}, {"pareto": figure},
-                          {"loclab.quality": args.quality, "loclab.cost": args.cost}, args.out)
+                          {"loclab.quality": args.quality, "loclab.cost": args.cost, "loclab.manifest_blake3": manifest,
+                           "loclab.reduction": reduction}, args.out)
     print(f"report: {folder}")
     return 0
 

@@ -7,19 +7,22 @@ Localization and scoring are separate steps: a saved result is reused unless `fo
 from __future__ import annotations
 
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
+from pydantic import ValidationError
 
 from dataset.manifest import Manifest, ManifestRow
-from dataset.subjects import SubjectStore
+from dataset.subjects import SubjectStore, source_reader
+from experiments.identity import code_identity
 from locator.base import Locator
 from locator.hashing import blake3_hex, canonical_json
-from locator.repository import RepositoryView, UnknownFileError
-from locator.result import LocalizationResult
+from locator.repository import RepositoryView
+from locator.result import LocalizationResult, Provenance
 from locator.runtime import localize
 from locator.system_one.backend import Backend
 from locator.system_one.cache import DecisionCache
@@ -35,6 +38,10 @@ class NoSavedResultError(FileNotFoundError):
     pass
 
 
+class StaleResultError(ValueError):
+    """A saved result whose provenance does not match the address it was found at."""
+
+
 @dataclass(frozen=True)
 class TaskOutcome:
     task_id: str
@@ -46,6 +53,8 @@ class TaskOutcome:
     result_dir: Path
     scores: dict[str, float | None]
     error: str | None = None
+    produced_at: str | None = None  # git revision (+"-dirty") of the code that produced the result
+    code_identity: str | None = None  # source hash of that code
 
 
 class Job:
@@ -66,14 +75,24 @@ class Job:
         return self.backend.identity if self.backend is not None else "none"
 
     @property
+    def uses_system_one(self) -> bool:
+        return getattr(self.locator, "uses_system_one", True)
+
+    @property
     def run_key(self) -> str:
-        """Content address of the results: the locator's config and its inputs' identity (e.g. the
-        hash of an imported file), the System One identity when the locator asks System One."""
+        """Content address of the results: the locator's config, the source of the code that
+        localizes (`experiments.identity`), its inputs' identity (e.g. the hash of an imported
+        file), and the System One identity when the locator asks System One."""
         key = {"locator": OmegaConf.to_container(self.cfg.locator, resolve=True),
+               "code": code_identity().source_blake3,
                "inputs": getattr(self.locator, "input_identity", None)}
-        if getattr(self.locator, "uses_system_one", True):
+        if self.uses_system_one:
             key["system_one"] = self.system_one_identity
         return f"{self.locator_name}-{blake3_hex(canonical_json(key))[:12]}"
+
+    def provenance(self) -> Provenance:
+        return Provenance(code=code_identity(), run_key=self.run_key,
+                          system_one=self.system_one_identity if self.uses_system_one else None)
 
     @property
     def results_dir(self) -> Path:
@@ -86,21 +105,44 @@ class Job:
         reused = False
         try:
             repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id))
-            if result_path.is_file() and not (self.cfg.force and localize_missing):
-                result, reused = LocalizationResult.read(result_path), True
+            saved = self._saved(result_path, localize_missing)
+            if saved is not None:
+                result, reused = saved, True
             elif localize_missing:
                 result = self._localize(row, repo, out_dir)
             else:
                 raise NoSavedResultError(f"{row.task.id}: no saved result at {result_path}; run experiments.run first")
             if result.task != row.task.id or result.subject != row.task.subject:
                 raise ValueError(f"{result_path}: result is for {result.task}@{result.subject}, not {row.task.id}")
-            scores = score_task(result, row.gold, _source_reader(repo))
+            scores = score_task(result, row.gold, source_reader(repo.root))
         except Exception as exc:  # noqa: BLE001 - a task failure is recorded, the sweep goes on
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
             return TaskOutcome(row.task.id, *_origin(row), repeat, "failed", reused, out_dir, {}, detail)
-        return TaskOutcome(row.task.id, *_origin(row), repeat, "ok", reused, out_dir, scores)
+        code = result.provenance.code
+        return TaskOutcome(row.task.id, *_origin(row), repeat, "ok", reused, out_dir, scores,
+                           produced_at=code.git_revision + ("-dirty" if code.dirty else ""),
+                           code_identity=code.source_blake3)
+
+    def _saved(self, path: Path, localize_missing: bool) -> LocalizationResult | None:
+        """The result saved at this address, if it may be reused. An unreadable one is rebuilt
+        (with a warning) when localizing, and an error naming the file when only scoring."""
+        if not path.is_file() or (self.cfg.force and localize_missing):
+            return None
+        try:
+            result = LocalizationResult.read(path)
+        except (ValidationError, ValueError, OSError) as exc:
+            if not localize_missing:
+                raise StaleResultError(f"{path}: saved result is unreadable ({type(exc).__name__}); "
+                                       "rebuild it with experiments.run force=true") from None
+            warnings.warn(f"{path}: saved result is unreadable ({type(exc).__name__}); localizing again", stacklevel=2)
+            return None
+        if result.provenance is None or result.provenance.run_key != self.run_key:
+            found = result.provenance.run_key if result.provenance else "none"
+            raise StaleResultError(f"{path}: saved result was produced for address {found}, not {self.run_key}; "
+                                   "it was moved or copied — delete it or run with force=true")
+        return result
 
     def _localize(self, row: ManifestRow, repo: RepositoryView, out_dir: Path) -> LocalizationResult:
         trace = Trace()
@@ -110,6 +152,7 @@ class Job:
             system_one = SystemOne(self.backend, model=so.model, cache=self.cache, max_concurrency=so.max_concurrency,
                                    pricing=Pricing(**so.pricing) if so.get("pricing") else None)
         result = localize(self.locator, row.task, repo, system_one, trace)
+        result = result.model_copy(update={"provenance": self.provenance()})
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "error.txt").unlink(missing_ok=True)
         trace.write(out_dir / TRACE_FILE)
@@ -120,13 +163,3 @@ class Job:
 def _origin(row: ManifestRow) -> tuple[str, str | None]:
     split = row.task.metadata.get("split")
     return row.task.subject.repository, None if split is None else str(split)
-
-
-def _source_reader(repo: RepositoryView):
-    def source_of(path: str) -> str | None:
-        try:
-            return repo.unmetered_text(path)
-        except (UnknownFileError, ValueError):
-            return None
-
-    return source_of

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.analysis import AnalysisError, analysis_parser, client_for, find_runs, load_arm, print_table, write_report
+from experiments.analysis import AnalysisError, analysis_parser, find_runs, load_arm, open_store, print_table, write_report
 from experiments.compare import COST, QUALITY
 
 # Wall-clock fields and the physical cost (which depends on how warm the decision cache was) may
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run", help="run id or name of a job run with repeats > 1")
     args = parser.parse_args(argv)
     try:
-        client = client_for(args.db)
+        client = open_store(args)
         [run] = find_runs(client, args.experiment, args.run)
         arm = load_arm(client, run)
         if arm.per_task["repeat"].nunique() < 2:

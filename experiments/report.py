@@ -7,9 +7,10 @@ from rich.console import Console
 from rich.table import Table
 
 from experiments.pipeline import TaskOutcome
+from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION
 
 SUMMARY_METRICS = (
-    "file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr",
+    "file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr", "file_map",
     "entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall",
     "model_calls", "physical_model_calls", "input_tokens", "output_tokens", "source_lines_read", "elapsed_ms",
 )
@@ -19,7 +20,8 @@ def per_task_frame(outcomes: list[TaskOutcome]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {"task_id": o.task_id, "repository": o.repository, "split": o.split, "repeat": o.repeat,
-             "status": o.status, "reused": o.reused, "error": o.error,
+             "status": o.status, "reused": o.reused, "produced_at": o.produced_at, "code_identity": o.code_identity,
+             "error": o.error,
              "result": str(o.result_dir / "localization-result.json") if o.status == "ok" else None, **o.scores}
             for o in outcomes
         ]
@@ -34,7 +36,7 @@ def _fmt(value: float | None) -> str:
 
 def print_summary(title: str, aggregate: pd.DataFrame, counts: dict[str, int], console: Console | None = None) -> None:
     console = console or Console()
-    table = Table(title=title)
+    table = Table(title=title, caption=f"{REPEAT_REDUCTION}; 95% CI: {CI_METHOD}")
     for column in ("metric", "mean", "95% CI", "n"):
         table.add_column(column, justify="left" if column == "metric" else "right")
     for name in SUMMARY_METRICS:

@@ -20,11 +20,12 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 from tqdm import tqdm
 
+from experiments.identity import code_identity
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import Job
 from experiments.report import per_task_frame, print_summary
-from experiments.tracking import PARENT_RUN_ENV, PARENT_TAG, ensure_experiment, flatten, mlflow_key, sqlite_uri
-from metrics.aggregate import aggregate
+from experiments.tracking import PARENT_RUN_ENV, PARENT_TAG, ensure_experiment, flatten, mlflow_key, tracking_uri
+from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
 
 register_resolvers()
 
@@ -72,7 +73,9 @@ def run_job(cfg: DictConfig, localize_missing: bool) -> None:
     mlflow.set_experiment(experiment_id=experiment_id)  # nested task runs inherit it
     tags = {"loclab.kind": "job", "loclab.stage": stage, "loclab.locator": locator_name,
             "loclab.producer": str(cfg.locator.get("system") or "loclab"),
-            "loclab.dataset": cfg.dataset.name, "loclab.git_revision": git_revision()}
+            "loclab.dataset": cfg.dataset.name, "loclab.git_revision": git_revision(),
+            "loclab.code_identity": code_identity().source_blake3, "loclab.code_dirty": str(code_identity().dirty).lower(),
+            "loclab.repeat_reduction": REPEAT_REDUCTION, "loclab.ci_method": CI_METHOD}
     if os.environ.get(PARENT_RUN_ENV):
         tags[PARENT_TAG] = os.environ[PARENT_RUN_ENV]
     with mlflow.start_run(experiment_id=experiment_id, run_name=f"{locator_name}@{cfg.dataset.name}", tags=tags):
@@ -111,6 +114,8 @@ def _run(cfg: DictConfig, locator_name: str, stage: str, localize_missing: bool)
     summary = aggregate(ok) if len(ok) else pd.DataFrame()
     counts = {"tasks_total": len(frame), "tasks_ok": len(ok), "tasks_failed": int((frame.status == "failed").sum()),
               "tasks_reused": int(frame.reused.sum())}
+    produced = sorted(set(ok.produced_at.dropna()))
+    mlflow.set_tag("loclab.results_produced_at", ",".join(produced)[:4000])
     mlflow.log_metrics(counts)
     mlflow.log_table(frame, "per_task.json")
     mlflow.log_text(frame.to_csv(index=False), "per_task.csv")
@@ -124,7 +129,7 @@ def _run(cfg: DictConfig, locator_name: str, stage: str, localize_missing: bool)
     for failed in outcomes:
         if failed.status == "failed":
             print(f"FAILED {failed.task_id}/r{failed.repeat}: {failed.error}")
-    print(f"MLflow UI: mlflow ui --backend-store-uri {sqlite_uri(cfg.tracking.db_path)}")
+    print(f"MLflow UI: mlflow ui --backend-store-uri {tracking_uri(cfg.tracking)}")
     if not len(ok):
         raise JobFailedError(f"every task failed ({len(frame)}); see the per-task errors above")
 

@@ -31,17 +31,28 @@ def sqlite_uri(path: str | Path) -> str:
     return f"sqlite:///{Path(path).resolve()}"
 
 
+def tracking_uri(tracking: DictConfig) -> str:
+    """`tracking.uri` (MLFLOW_TRACKING_URI) when set, else the local SQLite file."""
+    return tracking.get("uri") or sqlite_uri(tracking.db_path)
+
+
 def ensure_experiment(tracking: DictConfig) -> str:
     """Creates the store and the experiment if needed; call once before parallel work."""
-    Path(tracking.db_path).parent.mkdir(parents=True, exist_ok=True)
-    mlflow.set_tracking_uri(sqlite_uri(tracking.db_path))
+    uri = tracking_uri(tracking)
+    local = uri.startswith("sqlite:")
+    if local:
+        Path(tracking.db_path).parent.mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(uri)
     client = MlflowClient()
     existing = client.get_experiment_by_name(tracking.experiment)
     if existing is not None:
         return existing.experiment_id
-    Path(tracking.artifact_dir).mkdir(parents=True, exist_ok=True)
+    artifacts = None
+    if local:  # a server keeps artifacts in its own store
+        Path(tracking.artifact_dir).mkdir(parents=True, exist_ok=True)
+        artifacts = Path(tracking.artifact_dir).resolve().as_uri()
     try:
-        return client.create_experiment(tracking.experiment, artifact_location=Path(tracking.artifact_dir).resolve().as_uri())
+        return client.create_experiment(tracking.experiment, artifact_location=artifacts)
     except mlflow.exceptions.MlflowException:
         # Another process created it between our lookup and create.
         return client.get_experiment_by_name(tracking.experiment).experiment_id

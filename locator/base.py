@@ -12,12 +12,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from locator.repository import FileInfo, ReadResult, RepositoryView
-from locator.result import Producer, ResultFile, StageCost, Tokens
+from locator.repository import FileInfo, Outline, ReadResult, RepositoryView
+from locator.result import FileCost, Producer, ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
 from locator.system_one.wire import Answer, Question, Response
 from locator.task import Task
-from locator.trace import EventKind, Trace
+from locator.trace import EventKind, ReadKind, Trace
 
 
 @dataclass(frozen=True)
@@ -26,17 +26,21 @@ class LocatorOutput:
     confidence_semantics: str
     producer: Producer | None = None  # None: loclab produced it
     cost_known: bool = True  # False for imported results: their cost is null, never invented
+    ranked_modules: list[str] | None = None  # a producer's own module ranking (LocAgent found_modules)
+    ranked_entities: list[str] | None = None  # a producer's own entity ranking (LocAgent found_entities)
 
 
 @runtime_checkable
 class Locator(Protocol):
     """`name` labels its runs. Optional attributes the runner honours: `uses_system_one = False`
     (its results do not depend on the System One backend) and `input_identity` (a content hash of
-    any input outside the config, part of the results' content address)."""
+    any input outside the config, part of the results' content address).
+
+    A locator sees the code only through `ctx`: every line it is handed is metered and traced."""
 
     name: str
 
-    def localize(self, task: Task, repo: RepositoryView, ctx: "LocatorContext") -> LocatorOutput: ...
+    def localize(self, task: Task, ctx: "LocatorContext") -> LocatorOutput: ...
 
 
 class SystemOneRequiredError(RuntimeError):
@@ -46,14 +50,18 @@ class SystemOneRequiredError(RuntimeError):
 @dataclass
 class _StageDetails:
     values: dict[str, int | float | str | None] = field(default_factory=dict)
+    files: list[FileCost] = field(default_factory=list)
 
     def set(self, **values: int | float | str | None) -> None:
         self.values.update(values)
 
 
 class LocatorContext:
+    """The only door from a locator to the code and to System One. The repository view is private:
+    `read` and `outline` meter and trace every line they hand out."""
+
     def __init__(self, repo: RepositoryView, trace: Trace, system_one: SystemOne | None = None):
-        self.repo = repo
+        self._repo = repo
         self.trace = trace
         self._system_one = system_one
         self.stages: list[StageCost] = []
@@ -80,16 +88,30 @@ class LocatorContext:
         return answers
 
     def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> ReadResult:
-        result = self.repo.read(path, start_line, end_line)
-        self.trace.emit(EventKind.READ, path=result.path, start_line=result.start_line,
+        result = self._repo.read(path, start_line, end_line)
+        self.trace.emit(EventKind.READ, what=ReadKind.RANGE, path=result.path, start_line=result.start_line,
                         end_line=result.end_line, lines=len(result.lines))
         return result
+
+    def outline(self, path: str) -> Outline:
+        """Definitions of a file with their signature lines; the signature lines count as read."""
+        outline = self._repo.outline(path)
+        self.trace.emit(EventKind.READ, what=ReadKind.OUTLINE, path=outline.path,
+                        line_numbers=sorted(outline.signatures), lines=len(outline.signatures))
+        return outline
+
+    def stat(self, path: str) -> FileInfo:
+        """Metadata only (size, line count): nothing is read."""
+        return self._repo.stat(path)
+
+    def lines_read(self) -> int:
+        return self._repo.counters().lines
 
     def decide(self, **data: object) -> None:
         self.trace.emit(EventKind.DECISION, **data)
 
     def candidate_files(self, suffixes: list[str] | tuple[str, ...] | None) -> list[FileInfo]:
-        files = self.repo.files()
+        files = self._repo.files()
         if not suffixes:
             return files
         wanted = tuple(suffixes)
@@ -98,7 +120,7 @@ class LocatorContext:
     @contextmanager
     def stage(self, name: str) -> Iterator[_StageDetails]:
         details = _StageDetails()
-        usage0, lines0, t0 = self.usage(), self.repo.counters().lines, time.perf_counter()
+        usage0, lines0, t0 = self.usage(), self.lines_read(), time.perf_counter()
         self.trace.emit(EventKind.STAGE, name=name, event="start")
         try:
             yield details
@@ -110,8 +132,9 @@ class LocatorContext:
                     elapsed_ms=round((time.perf_counter() - t0) * 1000, 3),
                     model_calls=used.logical_calls,
                     tokens=Tokens(input=used.logical_input_tokens, output=used.logical_output_tokens),
-                    source_lines_read=self.repo.counters().lines - lines0,
+                    source_lines_read=self.lines_read() - lines0,
                     details=details.values,
+                    files=details.files,
                 )
             )
             self.trace.emit(EventKind.STAGE, name=name, event="end", **details.values)

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import logging
 
+from typing import ClassVar
+
 import bm25s
 import numpy as np
+from pydantic import Field
 
 from locator.base import LocatorContext, LocatorOutput
-from locator.repository import RepositoryView
 from locator.result import Confidence, Evidence, ResultFile
+from locator.settings import Settings
 from locator.task import Task
 from locator.text import tokenize
 from locator.windows import LineRange, sliding
@@ -44,30 +47,18 @@ def _best_windows(scores: np.ndarray, windows: list[LineRange], limit: int) -> l
     return chosen
 
 
-class BM25Locator:
-    name = "bm25"
-    uses_system_one = False
+class BM25Locator(Settings):
+    name: ClassVar[str] = "bm25"
+    uses_system_one: ClassVar[bool] = False
+    top_files: int = Field(ge=1)
+    window_lines: int = Field(ge=1)
+    window_stride: int = Field(ge=1)
+    windows_per_file: int = Field(ge=1)
+    file_suffixes: list[str]
+    k1: float = Field(gt=0.0)
+    b: float = Field(ge=0.0, le=1.0)
 
-    def __init__(
-        self,
-        top_files: int = 10,
-        window_lines: int = 40,
-        window_stride: int = 20,
-        windows_per_file: int = 2,
-        file_suffixes: list[str] | None = None,
-        k1: float = 1.5,
-        b: float = 0.75,
-    ):
-        if min(top_files, window_lines, window_stride, windows_per_file) < 1:
-            raise ValueError("bm25: top_files, window_lines, window_stride, windows_per_file must be >= 1")
-        self.top_files = top_files
-        self.window_lines = window_lines
-        self.window_stride = window_stride
-        self.windows_per_file = windows_per_file
-        self.file_suffixes = list(file_suffixes or [])
-        self.k1, self.b = k1, b
-
-    def localize(self, task: Task, repo: RepositoryView, ctx: LocatorContext) -> LocatorOutput:
+    def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
         query = tokenize(task.text)
         with ctx.stage("retrieval") as stage:
             candidates = ctx.candidate_files(self.file_suffixes)

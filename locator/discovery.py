@@ -13,11 +13,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Protocol
+from typing import Protocol, runtime_checkable
+
+from pydantic import Field
 
 from locator.base import LocatorContext
 from locator.repository import FileInfo
-from locator.system_one.wire import NoulAnswer, Question
+from locator.settings import Settings
+from locator.system_one.wire import Question, expect_noul
 from locator.task import Task
 
 FILE_INSTRUCTIONS = "Judge from the path and size alone: will this file need to be read or edited to resolve the task?"
@@ -30,55 +33,39 @@ class Candidate:
     score: float
 
 
+@runtime_checkable
 class Discovery(Protocol):
     def discover(self, task: Task, ctx: LocatorContext, files: list[FileInfo]) -> list[Candidate]: ...
-
-
-def _noul(answer: object) -> float:
-    if not isinstance(answer, NoulAnswer):
-        raise TypeError(f"expected a noul answer, got {type(answer).__name__}")
-    return answer.noul
 
 
 def _batches(keys: list[str], size: int) -> list[list[str]]:
     return [keys[i : i + size] for i in range(0, len(keys), size)]
 
 
-def _check_threshold(name: str, value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"discovery: {name} must be in [0, 1], got {value}")
-
-
-def score_files(task: Task, ctx: LocatorContext, files: list[FileInfo], batch_size: int) -> list[float]:
-    """One Noul per file from its metadata, `batch_size` files per request (requests concurrent)."""
+def score_files(task: Task, ctx: LocatorContext, files: list[FileInfo], per_request: int) -> list[float]:
+    """One Noul per file from its metadata, `per_request` files per request (requests concurrent)."""
     questions = {
         f"file{i}": Question(type="noul", instructions=FILE_INSTRUCTIONS,
                              criteria=f"path: {f.path}\nlines: {f.line_count}\nbytes: {f.size_bytes}")
         for i, f in enumerate(files)
     }
-    answers = ctx.ask_grouped({"task": task.text, "stage": "file_discovery"}, questions, _batches(list(questions), batch_size))
-    return [_noul(answers[f"file{i}"]) for i in range(len(files))]
+    answers = ctx.ask_grouped({"task": task.text, "stage": "file_discovery"}, questions, _batches(list(questions), per_request))
+    return [expect_noul(answers[f"file{i}"], f"file{i}").noul for i in range(len(files))]
 
 
 def _ranked(candidates: list[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.score, c.info.path))
 
 
-class FlatDiscovery:
-    def __init__(self, file_threshold: float = 0.65, recall_guard_fraction: float = 0.01, max_files: int | None = 16,
-                 batch_size: int = 64):
-        _check_threshold("file_threshold", file_threshold)
-        _check_threshold("recall_guard_fraction", recall_guard_fraction)
-        if (max_files is not None and max_files < 1) or batch_size < 1:
-            raise ValueError("discovery: max_files and batch_size must be >= 1")
-        self.file_threshold = file_threshold
-        self.recall_guard_fraction = recall_guard_fraction
-        self.max_files = max_files
-        self.batch_size = batch_size
+class FlatDiscovery(Settings):
+    file_threshold: float = Field(ge=0.0, le=1.0)
+    recall_guard_fraction: float = Field(ge=0.0, le=1.0, description="top fraction of files handed off whatever their score")
+    max_files: int | None = Field(ge=1, description="handoff cap; null: no cap")
+    questions_per_request: int = Field(ge=1, description="file questions in one System One request")
 
     def discover(self, task: Task, ctx: LocatorContext, files: list[FileInfo]) -> list[Candidate]:
         with ctx.stage("file_discovery") as stage:
-            ranked = _ranked([Candidate(f, s) for f, s in zip(files, score_files(task, ctx, files, self.batch_size))])
+            ranked = _ranked([Candidate(f, s) for f, s in zip(files, score_files(task, ctx, files, self.questions_per_request))])
             guard = math.ceil(self.recall_guard_fraction * len(ranked)) if self.recall_guard_fraction else 0
             above = [c for c in ranked if c.score >= self.file_threshold]
             chosen = {c.info.path for c in above} | {c.info.path for c in ranked[:guard] if c.score > 0}
@@ -94,18 +81,12 @@ def _directory_of(path: str) -> str:
     return "" if parent == "." else parent
 
 
-class PrunedDiscovery:
-    def __init__(self, directory_threshold: float = 0.5, file_threshold: float = 0.65, max_files: int | None = 16,
-                 batch_size: int = 64, max_names_shown: int = 12):
-        _check_threshold("directory_threshold", directory_threshold)
-        _check_threshold("file_threshold", file_threshold)
-        if (max_files is not None and max_files < 1) or batch_size < 1 or max_names_shown < 0:
-            raise ValueError("discovery: max_files, batch_size >= 1 and max_names_shown >= 0")
-        self.directory_threshold = directory_threshold
-        self.file_threshold = file_threshold
-        self.max_files = max_files
-        self.batch_size = batch_size
-        self.max_names_shown = max_names_shown
+class PrunedDiscovery(Settings):
+    directory_threshold: float = Field(ge=0.0, le=1.0)
+    file_threshold: float = Field(ge=0.0, le=1.0)
+    max_files: int | None = Field(ge=1, description="handoff cap; null: no cap")
+    questions_per_request: int = Field(ge=1, description="directory or file questions in one System One request")
+    max_names_shown: int = Field(ge=0, description="names of a directory's entries shown with it")
 
     def _describe(self, directory: str, children: dict[str, list[str]], files_in: dict[str, list[str]]) -> str:
         names = sorted(PurePosixPath(p).name for p in children.get(directory, []) + files_in.get(directory, []))
@@ -131,13 +112,14 @@ class PrunedDiscovery:
                 questions = {f"dir{i}": Question(type="noul", instructions=DIRECTORY_INSTRUCTIONS,
                                                  criteria=self._describe(d, children, files_in))
                              for i, d in enumerate(frontier)}
-                answers = ctx.ask_grouped(state, questions, _batches(list(questions), self.batch_size))
-                kept = [d for i, d in enumerate(frontier) if _noul(answers[f"dir{i}"]) >= self.directory_threshold]
+                answers = ctx.ask_grouped(state, questions, _batches(list(questions), self.questions_per_request))
+                kept = [d for i, d in enumerate(frontier)
+                        if expect_noul(answers[f"dir{i}"], f"dir{i}").noul >= self.directory_threshold]
                 retained += kept
                 frontier = sorted(c for d in kept for c in children.get(d, []))
             by_path = {f.path: f for f in files}
             exposed = [by_path[p] for d in retained for p in sorted(files_in.get(d, []))]
-            scored = [Candidate(f, s) for f, s in zip(exposed, score_files(task, ctx, exposed, self.batch_size))]
+            scored = [Candidate(f, s) for f, s in zip(exposed, score_files(task, ctx, exposed, self.questions_per_request))]
             above = _ranked([c for c in scored if c.score >= self.file_threshold])
             kept_files = above[: self.max_files]
             stage.set(directories_exposed=exposed_dirs, directories_retained=len(retained) - 1,

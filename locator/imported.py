@@ -14,18 +14,25 @@ from __future__ import annotations
 import ast
 import json
 import re
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 from locator.base import LocatorContext, LocatorOutput
 from locator.hashing import sha256_file
-from locator.outline import definitions
-from locator.repository import RepositoryView, normalize_relpath
+from locator.repository import UnknownFileError, normalize_relpath
 from locator.result import Evidence, Producer, ResultFile
+from locator.settings import Settings
 from locator.task import Task
 
-Format = Literal["locagent", "agentless", "generic"]
+
+class Format(StrEnum):
+    LOCAGENT = "locagent"
+    AGENTLESS = "agentless"
+    GENERIC = "generic"
+
+
 _LOC_LINE = re.compile(r"^\s*(line|function|class|method|variable)\s*:\s*(\S+)", re.IGNORECASE)
 
 
@@ -53,17 +60,13 @@ def _flatten(items: list) -> list[str]:
     return out
 
 
-class ImportedLocator:
-    name = "imported"
-    uses_system_one = False
-
-    def __init__(self, path: str, format: Format, system: str, model: str | None = None):
-        if format not in ("locagent", "agentless", "generic"):
-            raise ValueError(f"imported: unknown format {format!r} (locagent, agentless, generic)")
-        self.path = Path(path)
-        self.format = format
-        self.system = system
-        self.model = model
+class ImportedLocator(Settings):
+    name: ClassVar[str] = "imported"
+    uses_system_one: ClassVar[bool] = False
+    path: Path
+    format: Format
+    system: str
+    model: str | None
 
     @property
     def input_identity(self) -> str:
@@ -87,18 +90,23 @@ class ImportedLocator:
             rows[str(key)] = item | {"_where": f"{self.path}:{number}"}
         return rows
 
-    def localize(self, task: Task, repo: RepositoryView, ctx: LocatorContext) -> LocatorOutput:
+    def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
         row = self._rows.get(task.id)
         if row is None:
             raise ImportedResultError(f"{self.path}: no imported result for task {task.id}")
         where = row["_where"]
-        parse = {"locagent": self._locagent, "agentless": self._agentless, "generic": self._generic}[self.format]
-        files = parse(row, repo, where)
+        parse = {Format.LOCAGENT: self._locagent, Format.AGENTLESS: self._agentless, Format.GENERIC: self._generic}
+        files = parse[self.format](row, ctx, where)
+        modules = entities = None
+        if self.format == Format.LOCAGENT:
+            # LocAgent's module and function Acc@k rank its own lists: keep them as they were ranked.
+            modules = self._names(row, "found_modules", where)
+            entities = self._names(row, "found_entities", where)
         ctx.decide(stage="import", source=str(self.path), files=[f.path for f in files])
         return LocatorOutput(files=files, confidence_semantics="rank only (imported; no confidence)",
                              producer=Producer(system=self.system, model=self.model,
                                                confidence_semantics="rank only (imported; no confidence)"),
-                             cost_known=False)
+                             cost_known=False, ranked_modules=modules, ranked_entities=entities)
 
     # --- formats ------------------------------------------------------------------------------
 
@@ -109,10 +117,18 @@ class ImportedLocator:
         except ValueError as exc:
             raise ImportedResultError(f"{where}: rejected path: {exc}") from None
 
-    def _entity_spans(self, repo: RepositoryView, path: str, names: list[str]) -> list[Evidence]:
+    def _names(self, row: dict, field: str, where: str) -> list[str]:
+        """A ranked `path:Qualified.name` list, paths normalized, first occurrence kept."""
+        names: dict[str, None] = {}
+        for entry in _flatten(_as_list(row.get(field), field, where)):
+            path, _, name = entry.partition(":")
+            names.setdefault(f"{self._path(path, where)}:{name}" if name else self._path(path, where), None)
+        return list(names)
+
+    def _entity_spans(self, ctx: LocatorContext, path: str, names: list[str]) -> list[Evidence]:
         try:
-            defs = {d.qualname: d for d in definitions(repo.unmetered_text(path))}
-        except (KeyError, ValueError):
+            defs = {d.qualname: d for d in ctx.outline(path).definitions}
+        except UnknownFileError:
             return []
         evidence = []
         for name in names:
@@ -126,17 +142,17 @@ class ImportedLocator:
         paths = list(dict.fromkeys(ordered_paths + list(evidence)))
         return [ResultFile(path=p, reason=f"imported from {self.system}", evidence=evidence.get(p, [])) for p in paths]
 
-    def _locagent(self, row: dict, repo: RepositoryView, where: str) -> list[ResultFile]:
+    def _locagent(self, row: dict, ctx: LocatorContext, where: str) -> list[ResultFile]:
         files = [self._path(p, where) for p in _flatten(_as_list(row.get("found_files"), "found_files", where))]
         by_file: dict[str, list[str]] = {}
         for entity in _flatten(_as_list(row.get("found_entities"), "found_entities", where)):
             path, _, name = entity.partition(":")
             if name:
                 by_file.setdefault(self._path(path, where), []).append(name)
-        evidence = {p: self._entity_spans(repo, p, names) for p, names in by_file.items()}
+        evidence = {p: self._entity_spans(ctx, p, names) for p, names in by_file.items()}
         return self._assemble(files, evidence)
 
-    def _agentless(self, row: dict, repo: RepositoryView, where: str) -> list[ResultFile]:
+    def _agentless(self, row: dict, ctx: LocatorContext, where: str) -> list[ResultFile]:
         files = [self._path(p, where) for p in _flatten(_as_list(row.get("found_files"), "found_files", where))]
         locs = row.get("found_edit_locs") or row.get("found_related_locs") or []
         if isinstance(locs, dict):
@@ -157,10 +173,10 @@ class ImportedLocator:
                                               reason="imported edit line"))
                     elif kind in ("function", "class", "method"):
                         names.append(value)
-            evidence[path] = self._entity_spans(repo, path, names) + spans
+            evidence[path] = self._entity_spans(ctx, path, names) + spans
         return self._assemble(files, evidence)
 
-    def _generic(self, row: dict, repo: RepositoryView, where: str) -> list[ResultFile]:
+    def _generic(self, row: dict, ctx: LocatorContext, where: str) -> list[ResultFile]:
         files, evidence = [], {}
         for entry in _as_list(row.get("files"), "files", where):
             path = self._path(str(entry["path"]), where)

@@ -2,19 +2,20 @@
 
 One loop for every variant: state -> grounded action space -> one System One decision request per
 group of files -> read effect -> observation scoring -> state transition. Variants differ only in
-how files are grouped into requests and which of the chosen actions run now (the scheduler):
+how files are grouped into requests and which of the chosen actions run now (the schedule):
 
-- `batch`: files in batches of `batch_size`; one Choice question per active file, all questions of
-  a batch in one request (the batches' requests run concurrently); every confident choice is read.
-- `global`: every handed-off file in one shared reader state; each epoch one request holds a Choice
-  per eligible file (with a "wait" option) and the `epoch_width` most confident choices are read
-  now; the others stay eligible.
+- `BatchSchedule`: files in batches of `batch_size`; one Choice question per active file, all
+  questions of a batch in one request (the batches' requests run concurrently); every choice at or
+  above the action threshold is read, a file whose choice is below it ends.
+- `GlobalSchedule`: every handed-off file in one shared reader state; each epoch one request holds a
+  Choice per eligible file (with a "wait" option) and the `epoch_width` most confident choices are
+  read now; the others stay eligible.
 
 Action space per file (bounded by `max_actions`): before/after expansions around up to
 `max_hotspots` disconnected hotspots (regions of observations at or above `hotspot_threshold`),
-then the unread windows of `window_lines`, each described by the definitions it holds (those
-signature lines are charged as read). Budgets are per file: after `soft_rounds` a file earns a
-further round only if its last round produced a new observation at or above
+then the unread windows of `window_lines`, each described by the definitions it holds (the file's
+outline, whose signature lines are charged as read). Budgets are per file: after `soft_rounds` a
+file earns a further round only if its last round produced a new observation at or above
 `observation_threshold`; no file reads more than `hard_rounds` rounds.
 """
 
@@ -22,13 +23,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
 
 from locator.base import LocatorContext
 from locator.discovery import Candidate
-from locator.outline import definitions
-from locator.result import Confidence, Evidence, ResultFile, Role
-from locator.system_one.wire import ChoiceAnswer, NoulAnswer, Question
+from locator.result import Confidence, Evidence, FileCost, ResultFile, Role
+from locator.settings import Settings
+from locator.system_one.wire import Question, expect_choice, expect_noul
 from locator.task import Task
 from locator.windows import LineRange, tiles
 
@@ -40,15 +43,14 @@ WAIT_TEXT = "wait: read other files first"
 
 
 class Termination(StrEnum):
-    BUDGET_EXHAUSTED = "budget_exhausted"
-    NO_NEW_EVIDENCE = "no_new_evidence"
-    ACTION_SPACE_EXHAUSTED = "action_space_exhausted"
-    NO_ACTION_ABOVE_THRESHOLD = "no_action_above_threshold"
+    """Why a file stopped being read; each names what happened."""
 
-
-class Scheduler(StrEnum):
-    BATCH = "batch"
-    GLOBAL = "global"
+    BUDGET_EXHAUSTED = "budget_exhausted"  # hard_rounds reached
+    NO_NEW_EVIDENCE = "no_new_evidence"  # past soft_rounds, the last round found nothing new
+    ACTION_SPACE_EXHAUSTED = "action_space_exhausted"  # nothing unread left to offer
+    MODEL_STOP = "model_stop"  # System One chose the stop option
+    NO_ACTION_ABOVE_THRESHOLD = "no_action_above_threshold"  # the chosen read's probability < action_threshold
+    ALL_FILES_WAITING = "all_files_waiting"  # global: every remaining file chose to wait, nothing left to wait for
 
 
 @dataclass(frozen=True)
@@ -121,53 +123,79 @@ class FileState:
         return {"lines": self.line_count, "read": [[r.start_line, r.end_line] for r in _merge(self.read)],
                 "rounds": self.rounds}
 
+    def lines_read(self) -> int:
+        return sum(r.end_line - r.start_line + 1 for r in _merge(self.read))
+
+    def cost(self) -> FileCost:
+        lines = self.lines_read()
+        coverage = 100.0 * lines / self.line_count if self.line_count else 0.0
+        return FileCost(path=self.path, line_count=self.line_count, lines_read=lines, coverage_pct=round(coverage, 3),
+                        rounds=self.rounds, termination=None if self.termination is None else self.termination.value)
+
 
 @dataclass(eq=False)
 class _Choice:
     state: FileState
-    action: ReadAction | None
+    action: ReadAction | None  # None: a control option (stop or wait)
     probability: float
     stop: bool
+    wait: bool
 
 
-class ProgressiveReader:
-    def __init__(
-        self,
-        scheduler: str = "batch",
-        batch_size: int = 4,
-        epoch_width: int = 4,
-        window_lines: int = 140,
-        evidence_lines: int = 8,
-        max_actions: int = 16,
-        expand_lines: int = 40,
-        max_hotspots: int = 3,
-        action_threshold: float = 0.3,
-        observation_threshold: float = 0.75,
-        hotspot_threshold: float = 0.85,
-        soft_rounds: int = 4,
-        hard_rounds: int = 8,
-        max_evidence_spans: int = 3,
-    ):
-        for name, value in {"action_threshold": action_threshold, "observation_threshold": observation_threshold,
-                            "hotspot_threshold": hotspot_threshold}.items():
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"reader: {name} must be in [0, 1], got {value}")
-        sizes = {"batch_size": batch_size, "epoch_width": epoch_width, "window_lines": window_lines,
-                 "evidence_lines": evidence_lines, "max_actions": max_actions, "expand_lines": expand_lines,
-                 "max_hotspots": max_hotspots, "soft_rounds": soft_rounds, "max_evidence_spans": max_evidence_spans}
-        small = [name for name, value in sizes.items() if value < 1]
-        if small:
-            raise ValueError(f"reader: {', '.join(small)} must be >= 1")
-        if hard_rounds < soft_rounds:
-            raise ValueError(f"reader: hard_rounds ({hard_rounds}) must be >= soft_rounds ({soft_rounds})")
-        self.scheduler = Scheduler(scheduler)
-        self.batch_size, self.epoch_width = batch_size, epoch_width
-        self.window_lines, self.evidence_lines = window_lines, evidence_lines
-        self.max_actions, self.expand_lines, self.max_hotspots = max_actions, expand_lines, max_hotspots
-        self.action_threshold, self.observation_threshold = action_threshold, observation_threshold
-        self.hotspot_threshold = hotspot_threshold
-        self.soft_rounds, self.hard_rounds = soft_rounds, hard_rounds
-        self.max_evidence_spans = max_evidence_spans
+class BatchSchedule(Settings):
+    """Files in batches of `batch_size`, a request per batch; every confident choice is read now and a
+    file whose choice falls below the action threshold ends."""
+
+    offers_wait: ClassVar[bool] = False
+    batch_size: int = Field(ge=1)
+
+    def groups(self, states: list[FileState]) -> list[list[FileState]]:
+        return [states[i : i + self.batch_size] for i in range(0, len(states), self.batch_size)]
+
+    def select(self, reads: list[_Choice], action_threshold: float) -> list[_Choice]:
+        selected = []
+        for c in reads:
+            if c.probability >= action_threshold:
+                selected.append(c)
+            else:
+                c.state.termination = Termination.NO_ACTION_ABOVE_THRESHOLD
+        return selected
+
+
+class GlobalSchedule(Settings):
+    """Every file in one request per epoch; the `epoch_width` most confident reads run now, the rest
+    (and files that chose to wait) stay eligible for the next epoch."""
+
+    offers_wait: ClassVar[bool] = True
+    epoch_width: int = Field(ge=1)
+
+    def groups(self, states: list[FileState]) -> list[list[FileState]]:
+        return [states]
+
+    def select(self, reads: list[_Choice], action_threshold: float) -> list[_Choice]:
+        confident = [c for c in reads if c.probability >= action_threshold]
+        return sorted(confident, key=lambda c: (-c.probability, c.state.path))[: self.epoch_width]
+
+
+class ProgressiveReader(Settings):
+    schedule: BatchSchedule | GlobalSchedule
+    window_lines: int = Field(ge=1, description="ReadRange window size")
+    evidence_lines: int = Field(ge=1, description="observation granularity (chunks scored with Noul)")
+    max_actions: int = Field(ge=1, description="options per Choice question (expansions first)")
+    expand_lines: int = Field(ge=1, description="size of a before/after expansion around a hotspot")
+    max_hotspots: int = Field(ge=1)
+    action_threshold: float = Field(ge=0.0, le=1.0)
+    observation_threshold: float = Field(ge=0.0, le=1.0)
+    hotspot_threshold: float = Field(ge=0.0, le=1.0)
+    soft_rounds: int = Field(ge=1)
+    hard_rounds: int = Field(ge=1)
+    max_evidence_spans: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _budget_ordered(self) -> "ProgressiveReader":
+        if self.hard_rounds < self.soft_rounds:
+            raise ValueError(f"hard_rounds ({self.hard_rounds}) must be >= soft_rounds ({self.soft_rounds})")
+        return self
 
     # --- action space -------------------------------------------------------------------------
 
@@ -204,18 +232,29 @@ class ProgressiveReader:
                 if not eligible:
                     break
                 epochs += 1
-                groups = self._groups(eligible)
+                groups = self.schedule.groups(eligible)
                 choices = self._choose(task, ctx, groups, actions)
                 requests += len(groups)
-                selected = self._select(choices)
+                for c in choices:
+                    if c.stop:
+                        c.state.termination = Termination.MODEL_STOP
+                reads = [c for c in choices if c.action is not None]
+                selected = {c.state: c.action for c in self.schedule.select(reads, self.action_threshold)}
                 if not selected:
+                    waiting = {id(c.state) for c in choices if c.wait}
                     for s in eligible:
-                        s.termination = s.termination or Termination.NO_ACTION_ABOVE_THRESHOLD
+                        if s.termination is None:
+                            s.termination = (Termination.ALL_FILES_WAITING if id(s) in waiting
+                                             else Termination.NO_ACTION_ABOVE_THRESHOLD)
                     break
-                requests += self._observe(task, ctx, self._groups(list(selected)), selected)
+                requests += self._observe(task, ctx, self.schedule.groups(list(selected)), selected)
                 for s in selected:
                     self._account_round(s)
-            stage.set(epochs=epochs, requests=requests, files_read=len(states),
+            costs = [s.cost() for s in states]
+            stage.files.extend(costs)
+            stage.set(epochs=epochs, requests=requests, files_handed_off=len(states),
+                      files_read=sum(1 for s in states if s.read),
+                      coverage_pct_mean=round(sum(c.coverage_pct for c in costs) / len(costs), 3) if costs else None,
                       max_rounds_of_a_file=max((s.rounds for s in states), default=0),
                       ranges_read=sum(len(_merge(s.read)) for s in states),
                       **{f"terminated_{t.value}": sum(s.termination == t for s in states) for t in Termination})
@@ -225,15 +264,8 @@ class ProgressiveReader:
 
     def _open(self, ctx: LocatorContext, candidate: Candidate) -> FileState:
         info = candidate.info
-        signature_lines = [d.signature_line for d in definitions(ctx.repo.unmetered_text(info.path))]
-        # What the model is shown of the outline is charged as read; locating it is a parse.
-        signatures = ctx.repo.read_lines(info.path, signature_lines)
-        return FileState(candidate, tiles(info.line_count, self.window_lines), signatures)
-
-    def _groups(self, states: list[FileState]) -> list[list[FileState]]:
-        if self.scheduler == Scheduler.GLOBAL:
-            return [states]
-        return [states[i : i + self.batch_size] for i in range(0, len(states), self.batch_size)]
+        outline = ctx.outline(info.path)
+        return FileState(candidate, tiles(info.line_count, self.window_lines), outline.signatures)
 
     def _request_state(self, task: Task, group: list[FileState]) -> dict[str, Any]:
         return {"task": task.text, "stage": "reading", "reader": {s.path: s.summary() for s in group}}
@@ -246,7 +278,7 @@ class ProgressiveReader:
             questions = {}
             for s in group:
                 options = {STOP: STOP_TEXT} | {a.key: a.description for a in actions[id(s)]}
-                if self.scheduler == Scheduler.GLOBAL:
+                if self.schedule.offers_wait:
                     options[WAIT] = WAIT_TEXT
                 key = f"file{len(keyed)}"
                 questions[key] = Question(type="choice", instructions=CHOICE_INSTRUCTIONS, criteria=options,
@@ -258,26 +290,11 @@ class ProgressiveReader:
             answers.update(response.answers)
         choices = []
         for key, s in keyed:
-            answer = answers[key]
-            assert isinstance(answer, ChoiceAnswer)
+            answer = expect_choice(answers[key], key)
             by_key = {a.key: a for a in actions[id(s)]}
             choices.append(_Choice(s, by_key.get(answer.choice), answer.probabilities.get(answer.choice, 0.0),
-                                   answer.choice == STOP))
+                                   stop=answer.choice == STOP, wait=answer.choice == WAIT))
         return choices
-
-    def _select(self, choices: list[_Choice]) -> dict[FileState, ReadAction]:
-        confident = [c for c in choices if c.action is not None and c.probability >= self.action_threshold]
-        if self.scheduler == Scheduler.BATCH:
-            chosen = {id(c) for c in confident}
-            for c in choices:
-                if id(c) not in chosen:
-                    c.state.termination = Termination.NO_ACTION_ABOVE_THRESHOLD
-            return {c.state: c.action for c in confident}
-        for c in choices:
-            if c.stop:
-                c.state.termination = Termination.NO_ACTION_ABOVE_THRESHOLD
-        ranked = sorted(confident, key=lambda c: (-c.probability, c.state.path))[: self.epoch_width]
-        return {c.state: c.action for c in ranked}
 
     def _observe(self, task: Task, ctx: LocatorContext, groups: list[list[FileState]],
                  selected: dict[FileState, ReadAction]) -> int:
@@ -303,9 +320,7 @@ class ProgressiveReader:
         for response in ctx.ask_many(calls):
             answers.update(response.answers)
         for key, s, span, text in keyed:
-            answer = answers[key]
-            assert isinstance(answer, NoulAnswer)
-            s.observations.append(Observation(span, answer.noul, text, s.rounds))
+            s.observations.append(Observation(span, expect_noul(answers[key], key).noul, text, s.rounds))
         return len(calls)
 
     def _account_round(self, s: FileState) -> None:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
+from locator.outline import Definition, definitions
+
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 _SNIFF_BYTES = 8192
 
@@ -45,6 +47,15 @@ class ReadResult:
     @property
     def text(self) -> str:
         return "".join(self.lines)
+
+
+@dataclass(frozen=True)
+class Outline:
+    """A file's definitions and the signature line of each, as shown to a locator."""
+
+    path: str
+    definitions: tuple[Definition, ...]
+    signatures: dict[int, str]
 
 
 @dataclass(frozen=True)
@@ -176,26 +187,26 @@ class RepositoryView:
             lines: tuple[str, ...] = ()
         else:
             lines = self._lines_of(info.path)[start_line - 1 : end]
+        self._count(lines)
+        return ReadResult(info.path, start_line, max(end, start_line - 1), lines)
+
+    def outline(self, path: str) -> Outline:
+        """The file's definitions (a structure parse) and their signature lines. Metering rule: the
+        signature lines handed out count as read, one line per definition; the parse that finds
+        them reads nothing the locator sees."""
+        info = self.stat(path)
+        lines = self._lines_of(info.path)
+        defs = tuple(definitions("".join(lines)))
+        signatures = {d.signature_line: lines[d.signature_line - 1] for d in defs if 1 <= d.signature_line <= len(lines)}
+        self._count(signatures.values())
+        return Outline(info.path, defs, signatures)
+
+    def _count(self, lines) -> None:
+        lines = list(lines)
         with self._lock:
             self._reads += 1
             self._lines += len(lines)
             self._bytes += sum(len(line.encode("utf-8")) for line in lines)
-        return ReadResult(info.path, start_line, max(end, start_line - 1), lines)
-
-    def read_lines(self, path: str, line_numbers: list[int]) -> dict[int, str]:
-        """Scattered single lines (e.g. an outline of signatures), counted like any read."""
-        info = self.stat(path)
-        lines = self._lines_of(info.path)
-        picked = {n: lines[n - 1] for n in sorted(set(line_numbers)) if 1 <= n <= info.line_count}
-        with self._lock:
-            self._reads += 1
-            self._lines += len(picked)
-            self._bytes += sum(len(line.encode("utf-8")) for line in picked.values())
-        return picked
-
-    def unmetered_text(self, path: str) -> str:
-        """Whole file for scoring-time analysis (entities); never for locators."""
-        return "".join(self._lines_of(self.stat(path).path))
 
     def counters(self) -> ReadCounters:
         with self._lock:

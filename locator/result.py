@@ -1,6 +1,8 @@
-"""The canonical code-localization result (schema_version 1) of the System One research.
+"""The canonical code-localization result (schema_version 2) of the System One research.
 
 Missing values are null, never invented: a producer that cannot count tokens says None.
+Version 2 adds `provenance` (the code, configuration address and System One that produced the
+result), per-file stage cost, and a producer's own ranked module/entity lists.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pydantic import Field, model_validator
 
 from locator.task import Record, SubjectIdentity
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Role(StrEnum):
@@ -87,6 +89,17 @@ class Tokens(Record):
     thinking: int | None = None
 
 
+class FileCost(Record):
+    """What one stage spent on one file and how it ended there."""
+
+    path: str
+    line_count: int = Field(ge=0)
+    lines_read: int = Field(ge=0)
+    coverage_pct: float = Field(ge=0.0, le=100.0, description="distinct lines read / lines of the file")
+    rounds: int = Field(ge=0)
+    termination: str | None = None
+
+
 class StageCost(Record):
     name: str
     elapsed_ms: float | None = None
@@ -94,6 +107,7 @@ class StageCost(Record):
     tokens: Tokens = Field(default_factory=Tokens)
     source_lines_read: int | None = None
     details: dict[str, int | float | str | None] = Field(default_factory=dict)
+    files: list[FileCost] = Field(default_factory=list)
 
 
 class PhysicalCost(Record):
@@ -119,14 +133,39 @@ class Cost(Record):
     usd: float | None = Field(default=None, description="provider cost of the logical calls; null without a price table")
 
 
+class CodeIdentity(Record):
+    """The loclab code that produced a result: a content hash of the packages whose source decides
+    a localization (`packages`), and the git revision it was at (`dirty`: those packages differed
+    from that revision)."""
+
+    source_blake3: str = Field(min_length=64, max_length=64)
+    packages: list[str]
+    git_revision: str
+    dirty: bool
+
+
+class Provenance(Record):
+    """Everything a result is bound to besides the task: the code, the results' content address
+    (locator config + code + inputs + System One) and the System One identity."""
+
+    code: CodeIdentity
+    run_key: str
+    system_one: str | None = Field(description="backend identity; null when the locator asks no System One")
+
+
 class LocalizationResult(Record):
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[2] = SCHEMA_VERSION
     kind: Literal["code-localization-result"] = "code-localization-result"
     task: str
     subject: SubjectIdentity | None
     producer: Producer
     files: list[ResultFile]
     cost: Cost
+    provenance: Provenance | None = Field(default=None, description="set by the runner when the result is saved")
+    ranked_modules: list[str] | None = Field(
+        default=None, description="the producer's own ranked modules (`path:Outer`), e.g. LocAgent found_modules")
+    ranked_entities: list[str] | None = Field(
+        default=None, description="the producer's own ranked entities (`path:Class.method`), e.g. LocAgent found_entities")
 
     def ranked_paths(self) -> list[str]:
         seen: dict[str, None] = {}

@@ -16,16 +16,17 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
     if system_one is not None:
         system_one.trace = trace
     ctx = LocatorContext(repo=repo, trace=trace, system_one=system_one)
-    lines0 = repo.counters().lines
+    lines0 = ctx.lines_read()
     started = time.perf_counter()
-    output = locator.localize(task, repo, ctx)
+    output = locator.localize(task, ctx)
     elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
     usage = ctx.usage()
     used_model = usage.logical_calls > 0
     pricing = system_one.pricing if system_one is not None else None
     if not output.cost_known:
         return LocalizationResult(task=task.id, subject=task.subject, producer=output.producer, files=output.files,
-                                  cost=Cost())
+                                  cost=Cost(), ranked_modules=output.ranked_modules,
+                                  ranked_entities=output.ranked_entities)
     return LocalizationResult(
         task=task.id,
         subject=task.subject,
@@ -35,11 +36,13 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
             confidence_semantics=output.confidence_semantics,
         ),
         files=output.files,
+        ranked_modules=output.ranked_modules,
+        ranked_entities=output.ranked_entities,
         cost=Cost(
             elapsed_ms=elapsed_ms,
             model_calls=usage.logical_calls,
             tokens=Tokens(input=usage.logical_input_tokens, output=usage.logical_output_tokens),
-            source_lines_read=repo.counters().lines - lines0,
+            source_lines_read=ctx.lines_read() - lines0,
             stages=ctx.stages,
             usd=pricing.usd(usage.logical_input_tokens, usage.logical_output_tokens) if pricing else None,
             physical=PhysicalCost(

@@ -22,6 +22,11 @@ class EventKind(StrEnum):
     DECISION = "decision"
 
 
+class ReadKind(StrEnum):
+    RANGE = "range"  # consecutive lines of a file
+    OUTLINE = "outline"  # the signature lines of a file's definitions
+
+
 class TraceEvent(Record):
     schema_version: int = 1
     seq: int

@@ -8,26 +8,25 @@ configuration: `locator/discovery=pruned`, `locator.reader.scheduler=global`, th
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from locator.base import LocatorContext, LocatorOutput
 from locator.discovery import Discovery
 from locator.reader import ProgressiveReader
-from locator.repository import RepositoryView
+from locator.settings import Settings
 from locator.task import Task
 
 _NOUL = "noul: probability that the statement is true"
 
 
-class TwoPhaseLocator:
-    name = "two_phase"
+class TwoPhaseLocator(Settings):
+    name: ClassVar[str] = "two_phase"
+    discovery: Discovery
+    reader: ProgressiveReader
+    file_suffixes: list[str]
+    keep_unconfirmed_files: bool
 
-    def __init__(self, discovery: Discovery, reader: ProgressiveReader, file_suffixes: list[str] | None = None,
-                 keep_unconfirmed_files: bool = False):
-        self.discovery = discovery
-        self.reader = reader
-        self.file_suffixes = list(file_suffixes or [])
-        self.keep_unconfirmed_files = keep_unconfirmed_files
-
-    def localize(self, task: Task, repo: RepositoryView, ctx: LocatorContext) -> LocatorOutput:
+    def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
         handed_off = self.discovery.discover(task, ctx, ctx.candidate_files(self.file_suffixes))
         states = self.reader.read(task, ctx, handed_off)
         return LocatorOutput(files=self.reader.result_files(states, self.keep_unconfirmed_files), confidence_semantics=_NOUL)

@@ -1,43 +1,44 @@
-"""Across tasks: mean and a bootstrap 95% confidence interval of each metric."""
+"""Across tasks: one value per task (repeats reduced first), then the mean and a 95 % bootstrap
+CI that resamples repositories (`metrics.statistics`)."""
 
 from __future__ import annotations
 
-import warnings
-
-import numpy as np
 import pandas as pd
-from scipy import stats
 
 from metrics.definitions import METRICS
+from metrics.statistics import BOOTSTRAP_RESAMPLES, ci_unit, cluster_bootstrap_ci
 
-BOOTSTRAP_RESAMPLES = 2000
+REPEAT_REDUCTION = "mean over repeats per task"
+CI_METHOD = f"percentile bootstrap ({BOOTSTRAP_RESAMPLES} resamples) of the task mean, resampling repositories"
 
 
-def bootstrap_ci(values: np.ndarray, seed: int = 0) -> tuple[float | None, float | None]:
-    """Percentile bootstrap of the mean; None below two observations, exact for constant data."""
-    if len(values) < 2:
-        return None, None
-    if np.all(values == values[0]):
-        return float(values[0]), float(values[0])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap(
-            (values,), np.mean, confidence_level=0.95, n_resamples=BOOTSTRAP_RESAMPLES,
-            method="percentile", rng=np.random.default_rng(seed),
-        )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+def per_task_values(per_task: pd.DataFrame) -> pd.DataFrame:
+    """One row per task (index: task_id): each metric's mean over the task's ok repeats, with its
+    repository, split and the number of repeats reduced. Repeats of a task are not independent
+    observations; the task is the unit every statistic is computed over."""
+    ok = per_task[per_task.status == "ok"]
+    metrics = [m for m in METRICS if m in ok]
+    values = ok[metrics].apply(pd.to_numeric, errors="coerce").groupby(ok["task_id"]).mean()
+    keys = ok.groupby("task_id").agg(repository=("repository", "first"), split=("split", "first"),
+                                     repeats=("repeat", "nunique"))
+    return keys.join(values)
 
 
 def aggregate(per_task: pd.DataFrame) -> pd.DataFrame:
-    """One row per metric: n (tasks where it is defined), mean, ci95_low, ci95_high."""
+    """One row per metric: n (tasks where it is defined), clusters (repositories among them), the
+    CI's resampling unit, mean, ci95_low, ci95_high."""
+    tasks = per_task_values(per_task)
     rows = []
     for name, spec in METRICS.items():
-        if name not in per_task:
+        if name not in tasks:
             continue
-        values = pd.to_numeric(per_task[name], errors="coerce").dropna().to_numpy(dtype=float)
-        low, high = bootstrap_ci(values)
+        defined = tasks[name].notna()
+        values = tasks.loc[defined, name].to_numpy(dtype=float)
+        clusters = tasks.loc[defined, "repository"].astype(str).to_numpy()
+        low, high = cluster_bootstrap_ci(values, clusters)
         rows.append(
-            {"metric": name, "kind": spec.kind.value, "n": len(values),
+            {"metric": name, "kind": spec.kind.value, "n": len(values), "clusters": len(set(clusters)),
+             "ci_unit": ci_unit(clusters).value if len(values) else None,
              "mean": float(values.mean()) if len(values) else None, "ci95_low": low, "ci95_high": high}
         )
     return pd.DataFrame(rows).set_index("metric")

@@ -27,6 +27,8 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("file_recall", q, "|returned files ∩ gold files| / |gold files|"),
         MetricSpec("file_f1", q, "harmonic mean of file_precision and file_recall"),
         MetricSpec("file_mrr", q, "1 / rank of the first gold file in the ranking (0 if none)"),
+        MetricSpec("file_map", q, "average precision of the file ranking: mean over gold files of the precision at the "
+                                  "rank each is returned (0 if not returned); its mean over tasks is MAP"),
         MetricSpec("file_set_match", q, "1 if the returned file set equals the gold file set (OrcaLoca set match)"),
         MetricSpec("line_recall", q, "|evidence lines ∩ gold lines| / |gold lines|, old-side lines per file"),
         MetricSpec("line_precision", q, "|evidence lines ∩ gold lines| / |evidence lines| (0 when no evidence)"),
@@ -37,9 +39,11 @@ def _specs() -> list[MetricSpec]:
             MetricSpec(f"file_acc_all@{k}", q, f"1 if every gold file is in the top {k} files (LocAgent/SweRank Acc@{k})"),
             MetricSpec(f"file_hit_any@{k}", q, f"1 if any gold file is in the top {k} files (CoSIL hit@{k})"),
             MetricSpec(f"module_acc_all@{k}", q, f"1 if every gold module (outermost class/function) is in the top {k} "
-                                                 "modules of the evidence (LocAgent module Acc@k); undefined without gold modules"),
+                                                 "modules of the evidence, or of the producer's own module ranking when it has one "
+                                                 "(LocAgent module Acc@k); undefined without gold modules"),
             MetricSpec(f"entity_acc_all@{k}", q, f"1 if every gold entity (innermost function/method/class) is in the top {k} "
-                                                 "entities of the evidence (LocAgent function Acc@k); undefined without gold entities"),
+                                                 "entities of the evidence, or of the producer's own entity ranking when it has one "
+                                                 "(LocAgent function Acc@k); undefined without gold entities"),
         ]
     specs += [
         MetricSpec("model_calls", c, "logical System One requests (what the algorithm asked)"),

@@ -42,6 +42,16 @@ def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else 0.0
 
 
+def average_precision(ranked: list[str], gold: set[str]) -> float:
+    """Mean over gold items of the precision at the rank each is retrieved (0 for a missed one)."""
+    hits, total = 0, 0.0
+    for rank, item in enumerate(ranked, 1):
+        if item in gold:
+            hits += 1
+            total += hits / rank
+    return total / len(gold) if gold else 0.0
+
+
 def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf) -> dict[str, float | None]:
     """All metrics of METRICS for one task; None where a metric is undefined for it."""
     ranked = result.ranked_paths()
@@ -54,6 +64,7 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf) -> d
         "file_recall": recall,
         "file_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
         "file_mrr": 1.0 / first_gold if first_gold else 0.0,
+        "file_map": average_precision(ranked, gold_files),
         "file_set_match": float(set(ranked) == gold_files),
     }
 
@@ -71,8 +82,12 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf) -> d
 
     gold_entities = set(gold.entities) if gold.entities is not None else set(_entities(gold_spans, source_of, innermost))
     gold_modules = set(_entities(gold_spans, source_of, outermost))
-    predicted_entities = _entities(predicted_spans, source_of, innermost)
-    predicted_modules = _entities(predicted_spans, source_of, outermost)
+    # A producer that ranks its own modules/entities (LocAgent) is scored on those rankings, as its
+    # own metric does; loclab's span results go through span -> enclosing definition.
+    predicted_entities = (list(dict.fromkeys(result.ranked_entities)) if result.ranked_entities is not None
+                          else _entities(predicted_spans, source_of, innermost))
+    predicted_modules = (list(dict.fromkeys(result.ranked_modules)) if result.ranked_modules is not None
+                         else _entities(predicted_spans, source_of, outermost))
     for k in K_VALUES:
         scores[f"file_acc_all@{k}"] = _acc_all(ranked, gold_files, k)
         scores[f"file_hit_any@{k}"] = float(bool(gold_files & set(ranked[:k])))

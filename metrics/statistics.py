@@ -1,18 +1,21 @@
-"""Paired statistics for comparing localization arms on the same tasks.
+"""Statistics over tasks: confidence intervals of a mean and paired tests between arms.
 
-Tasks are paired (both arms ran on each), so every test here is paired; tasks from one
-repository are not independent, so the bootstrap resamples repositories (clusters), not tasks.
+The independent unit is the task, and tasks of one repository are not independent of each
+other, so every bootstrap here resamples repositories (clusters) whole; with a single repository
+it resamples tasks. Repeats of one task are reduced to one value per task before any of this
+(`metrics.aggregate.per_task_values`). Tasks are paired across arms, so every test is paired.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 from scipy import stats
 
-BOOTSTRAP_RESAMPLES = 5000
+BOOTSTRAP_RESAMPLES = 5000  # the one resample count of the project
 
 
 @dataclass(frozen=True)
@@ -28,13 +31,28 @@ def is_binary(values: np.ndarray) -> bool:
     return finite.size > 0 and bool(np.isin(finite, (0.0, 1.0)).all())
 
 
-def cluster_bootstrap_ci(diffs: np.ndarray, clusters: np.ndarray, seed: int = 0,
+class CiUnit(StrEnum):
+    REPOSITORY = "repository"
+    TASK = "task"
+
+
+def ci_unit(clusters: np.ndarray) -> CiUnit:
+    """What the bootstrap resamples: repositories when there are several, else tasks."""
+    return CiUnit.REPOSITORY if len(np.unique(clusters)) >= 2 else CiUnit.TASK
+
+
+def cluster_bootstrap_ci(values: np.ndarray, clusters: np.ndarray, seed: int = 0,
                          resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float | None, float | None]:
-    """Percentile 95 % CI of the mean paired difference, resampling whole clusters."""
-    if len(diffs) < 2:
+    """Percentile 95 % CI of the mean of per-task values (or of paired differences), resampling
+    whole repositories; tasks when there is only one repository. Exact for constant data."""
+    if len(values) < 2:
         return None, None
+    if np.all(values == values[0]):
+        return float(values[0]), float(values[0])
+    if ci_unit(clusters) == CiUnit.TASK:
+        clusters = np.arange(len(values))
     labels = np.unique(clusters)
-    groups = [diffs[clusters == label] for label in labels]
+    groups = [values[clusters == label] for label in labels]
     sums = np.array([g.sum() for g in groups])
     counts = np.array([len(g) for g in groups])
     rng = np.random.default_rng(seed)

@@ -23,8 +23,7 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 class EmbeddingBackend:
-    def __init__(self, center: float = 0.3, slope: float = 12.0, temperature: float = 0.05,
-                 batch_size: int = 64, max_cached: int = 200_000, model: str = "all-MiniLM-L6-v2"):
+    def __init__(self, *, center: float, slope: float, temperature: float, batch_size: int, max_cached: int, model: str):
         if slope <= 0 or temperature <= 0 or batch_size < 1:
             raise ValueError("embedding backend: slope, temperature > 0 and batch_size >= 1")
         self.center, self.slope, self.temperature = center, slope, temperature

@@ -11,17 +11,8 @@ from locator.system_one.wire import InvalidAnswerError, Request, Response
 
 
 class HttpBackend:
-    def __init__(
-        self,
-        url: str,
-        model: str,
-        api_key_env: str | None = None,
-        timeout_s: float = 30.0,
-        max_attempts: int = 4,
-        backoff_initial_s: float = 0.5,
-        backoff_max_s: float = 8.0,
-        max_connections: int = 16,
-    ):
+    def __init__(self, *, url: str, model: str, api_key_env: str | None, timeout_s: float, max_attempts: int,
+                 backoff_initial_s: float, backoff_max_s: float, max_connections: int):
         self.url = url
         self.model = model
         self.api_key_env = api_key_env

@@ -5,6 +5,11 @@ Relevance is the task-weighted overlap between a question's item text and the ta
 150-token code excerpt land on comparable probability scales. A request's questions are judged
 together, as a model sees them together: a token shared by most items of a request (a package
 name in every path) says little about any one of them and is damped.
+
+Tie rule (Choice): options that share the top relevance get equal probabilities, and the choice
+among them is the one whose content hash of (task, option key, option text) is greatest — so it is
+deterministic and never depends on the order the options were listed in (a "stop" listed first
+does not win a tie for being first).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from locator.hashing import blake3_hex
 from locator.system_one.local import score_answer, wire_usage
 from locator.system_one.wire import Answer, ChoiceAnswer, NoulAnswer, Question, Request, Response
 from locator.text import tokenize
@@ -43,15 +49,8 @@ def item_text(question: Question) -> str:
 
 
 class LexicalBackend:
-    def __init__(
-        self,
-        scale: float = 3.0,
-        length_norm: float = 0.75,
-        reference_tokens: float = 20.0,
-        shared_token_damping: float = 0.0,
-        temperature: float = 0.1,
-        model: str = "loclab-lexical",
-    ):
+    def __init__(self, *, scale: float, length_norm: float, reference_tokens: float, shared_token_damping: float,
+                 temperature: float, model: str):
         if scale <= 0 or temperature <= 0 or reference_tokens <= 0:
             raise ValueError("lexical backend: scale, temperature and reference_tokens must be > 0")
         if not (0 <= length_norm <= 1 and 0 <= shared_token_damping <= 1):
@@ -84,7 +83,7 @@ class LexicalBackend:
         n = len(items)
         return {t: 1 - self.shared_token_damping * (d - 1) / (n - 1) for t, d in df.items() if d > 1}
 
-    def _choice(self, weights: dict[str, float], question: Question) -> ChoiceAnswer:
+    def _choice(self, task_text: str, weights: dict[str, float], question: Question) -> ChoiceAnswer:
         options = question.options()
         tokens = {k: frozenset(tokenize(f"{k} {d}")) for k, d in options.items()}
         damp = self._damping(list(tokens.values()))
@@ -92,8 +91,7 @@ class LexicalBackend:
         top = max(raw.values())
         exp = {k: math.exp(v - top) for k, v in raw.items()}
         total = sum(exp.values())
-        order = list(options)
-        best = max(order, key=lambda k: (raw[k], -order.index(k)))
+        best = max(options, key=lambda k: (raw[k], blake3_hex(f"{task_text}\0{k}\0{options[k]}")))
         return ChoiceAnswer(choice=best, probabilities={k: round(v / total, 6) for k, v in exp.items()})
 
     def answer(self, request: Request) -> Response:
@@ -106,7 +104,7 @@ class LexicalBackend:
         answers: dict[str, Answer] = {}
         for key, question in request.questions.items():
             if question.type == "choice":
-                answers[key] = self._choice(weights, question)
+                answers[key] = self._choice(task_text, weights, question)
                 continue
             p = round(self._relevance(weights, items[key], damp), 6)
             answers[key] = NoulAnswer(noul=p) if question.type == "noul" else score_answer(p, len(question.criteria or []))

@@ -59,9 +59,9 @@ def _distribution(mass: dict[str, float], labels: list[str], what: str) -> list[
 
 
 class OpenAILogprobsBackend:
-    def __init__(self, base_url: str, model: str, api_key_env: str | None = None, top_logprobs: int = 20,
-                 parallel_questions: int = 8, timeout_s: float = 60.0, max_attempts: int = 4,
-                 backoff_initial_s: float = 0.5, backoff_max_s: float = 8.0):
+    def __init__(self, *, base_url: str, model: str, api_key_env: str | None, top_logprobs: int,
+                 parallel_questions: int, timeout_s: float, max_attempts: int, backoff_initial_s: float,
+                 backoff_max_s: float):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key_env = api_key_env

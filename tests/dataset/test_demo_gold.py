@@ -6,7 +6,7 @@ import pytest
 
 from dataset.gold import derive_entities
 from dataset.manifest import load_manifest
-from dataset.subjects import SubjectStore
+from dataset.subjects import SubjectStore, source_reader
 from experiments.paths import PROJECT_ROOT
 from locator.repository import RepositoryView
 
@@ -20,4 +20,4 @@ def test_hand_annotated_gold_matches_the_release(row, subject_cache):
         lines = repo.read(span.path, span.start_line, span.end_line).lines
         assert len(lines) == span.end_line - span.start_line + 1
         assert any(line.strip() for line in lines), f"{span} covers only blank lines"
-    assert row.gold.entities == derive_entities(row.gold.spans, repo.unmetered_text)
+    assert row.gold.entities == derive_entities(row.gold.spans, source_reader(repo.root))

@@ -17,6 +17,7 @@ from experiments.paths import PROJECT_ROOT
 class Workspace:
     root: Path
     subject_cache: Path
+    project: Path = PROJECT_ROOT  # the loclab checkout whose entry points run (a copy, to test code changes)
 
     @property
     def db(self) -> Path:
@@ -37,7 +38,7 @@ class Workspace:
     def run(self, module: str, *overrides: str, multirun: bool = False) -> subprocess.CompletedProcess:
         dirs = [f"hydra.sweep.dir={self.root}/hydra-multi"] if multirun else [f"hydra.run.dir={self.root}/hydra"]
         cmd = [sys.executable, "-m", module, *(["-m"] if multirun else []), *overrides, *dirs]
-        return subprocess.run(cmd, cwd=PROJECT_ROOT, env=self.env(), capture_output=True, text=True, timeout=600)
+        return subprocess.run(cmd, cwd=self.project, env=self.env(), capture_output=True, text=True, timeout=600)
 
     def client(self) -> MlflowClient:
         return MlflowClient(tracking_uri=f"sqlite:///{self.db}")

@@ -8,7 +8,7 @@ import pytest
 
 from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
 from experiments import calibrate, compare, pareto, repeatability
-from experiments.analysis import AnalysisError, Arm, client_for, load_arm, same_task_set
+from experiments.analysis import AnalysisError, Arm, load_arm, same_task_set
 from locator.task import SubjectIdentity, Task
 from tests.conftest import write_tree
 from tests.experiments.cli import Workspace
@@ -61,13 +61,15 @@ def test_compare_paired_report(store, capsys):
     table = pd.read_csv(next((store.root / "report").glob("compare_*.csv")), index_col=0)
     assert table.loc["file_precision", "n"] == 4
     assert table.loc["file_acc_all@1", "test"] == "mcnemar" and table.loc["elapsed_ms", "test"] == "wilcoxon"
-    assert "p_holm" in table and (store.root / "report").glob("difference_*.png")
+    assert "p_holm" in table
+    [plot] = list((store.root / "report").glob("difference_*.png"))
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 5000
     reports = store.runs("loclab-local", "tags.`loclab.kind` = 'report'")
     assert any(r.data.tags["loclab.report"] == "compare" for r in reports)
 
 
 def test_compare_refuses_different_task_sets(store):
-    arm = load_arm(client_for(store.db), store.jobs("loclab-local")[0])
+    arm = load_arm(store.client(), store.jobs("loclab-local")[0])
     other = Arm(arm.run_id, "other", arm.params, arm.tags | {"loclab.manifest_blake3": "0" * 64}, arm.per_task)
     with pytest.raises(AnalysisError, match="different task sets"):
         same_task_set([arm, other])
@@ -126,3 +128,66 @@ def test_stability_detects_a_changed_localization_but_not_a_changed_clock():
     changed = repeatability.stability([base, moved])
     assert changed["identical"] == 0.0 and changed["file_jaccard"] == 1.0
     assert changed["evidence_line_jaccard"] == pytest.approx(3 / 4)
+
+
+def _job(store, *overrides):
+    data = (f"dataset.loader.path={store.root.parent / 'manifest.jsonl'}", "dataset.name=local")
+    proc = store.run("experiments.run", *overrides, *data)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return max(store.jobs("loclab-local"), key=lambda r: r.info.start_time)
+
+
+def test_compare_reduces_repeats_per_task_and_says_so(store, capsys):
+    two_phase = next(j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "two_phase")
+    bm25 = next(j for j in store.jobs("loclab-local") if j.data.params.get("locator.top_files") == "5")
+    assert compare.main(_args(store, bm25.info.run_id, two_phase.info.run_id)) == 0
+    out = capsys.readouterr().out
+    assert "4 tasks every run completed; per-task values: mean over repeats per task (repeats: [1, 2])" in out
+    table = pd.read_csv(next((store.root / "report").glob("compare_*.csv")), index_col=0)
+    assert table.loc["file_recall", "n"] == 4  # tasks, not task x repeat rows
+
+
+def test_pareto_restricts_to_the_tasks_every_run_completed(store, capsys):
+    few = _job(store, "locator=bm25", "locator.top_files=3", "tasks=[task-0,task-1]")
+    full = next(j for j in store.jobs("loclab-local") if j.data.params.get("locator.top_files") == "5")
+    assert pareto.main(_args(store, "--runs", few.info.run_id, full.info.run_id, "--quality", "file_precision",
+                             "--cost", "source_lines_read")) == 0
+    assert "2 tasks every run completed" in capsys.readouterr().out
+    table = pd.read_csv(store.root / "report" / "pareto.csv", index_col=0)
+    assert set(table.n) == {2}
+
+
+def test_pareto_refuses_runs_that_share_no_task(store, capsys):
+    first = _job(store, "locator=bm25", "locator.top_files=4", "tasks=[task-0]")
+    other = _job(store, "locator=bm25", "locator.top_files=4", "tasks=[task-3]")
+    assert pareto.main(_args(store, "--runs", first.info.run_id, other.info.run_id)) == 2
+    assert "share no completed task" in capsys.readouterr().err
+
+
+def test_a_name_matching_several_runs_is_said(store, capsys):
+    bm25 = [j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "bm25"]
+    name = bm25[0].info.run_name
+    assert len([j for j in bm25 if j.info.run_name == name]) > 1
+    from experiments.analysis import find_runs
+
+    [picked] = find_runs(store.client(), "loclab-local", name)
+    err = capsys.readouterr().err
+    assert f"the name {name!r} matches" in err and "using the latest" in err and picked.info.run_name == name
+
+
+def test_analysis_finds_the_runner_store_and_experiment(store, monkeypatch):
+    import argparse
+
+    from experiments.analysis import open_store
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("LOCLAB_MLFLOW_DB", str(store.db))
+    args = argparse.Namespace(db=None, experiment=None, dataset=None)
+    client = open_store(args)
+    assert args.experiment == "loclab-demo"  # the runner's default dataset
+    assert client.get_experiment_by_name("loclab-local") is not None  # the store named by LOCLAB_MLFLOW_DB
+    args = argparse.Namespace(db=None, experiment=None, dataset="swebench_lite_pypi")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{store.db}")
+    monkeypatch.setenv("LOCLAB_MLFLOW_DB", str(store.root / "elsewhere.db"))
+    client = open_store(args)  # MLFLOW_TRACKING_URI wins, as in the runner
+    assert args.experiment == "loclab-swebench_lite_pypi" and client.get_experiment_by_name("loclab-local") is not None

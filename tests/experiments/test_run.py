@@ -3,6 +3,9 @@ a real MLflow SQLite store."""
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import pandas as pd
 import pytest
 
@@ -34,7 +37,9 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert "file_recall_ci95_low" in job.data.metrics and job.data.metrics["model_calls"] > 0
     assert len(job.data.tags["loclab.manifest_blake3"]) == 64
     assert job.data.params["locator.discovery.file_threshold"] == "0.5"
-    assert job.data.params["locator.reader.scheduler"] == "batch"
+    assert job.data.params["locator.reader.schedule._target_"] == "locator.reader.BatchSchedule"
+    assert "locator.reader.schedule.epoch_width" not in job.data.params  # the batch schedule has no epochs
+    assert len(job.data.tags["loclab.code_identity"]) == 64
     tasks = ws.runs(filter_string=f"tags.`mlflow.parentRunId` = '{job.info.run_id}'")
     assert len(tasks) == 2 and all(t.info.status == "FINISHED" for t in tasks)
     artifacts = {a.path for a in ws.client().list_artifacts(job.info.run_id)}
@@ -42,11 +47,23 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     results = list((ws.root / "results").rglob("localization-result.json"))
     assert len(results) == 2 and all((r.parent / "trace.jsonl").is_file() for r in results)
 
-    # Idempotent: the saved results are reused, not recomputed.
+    saved = json.loads(results[0].read_text())
+    assert saved["schema_version"] == 2
+    assert saved["provenance"]["code"]["source_blake3"] == job.data.tags["loclab.code_identity"]
+    assert saved["provenance"]["run_key"] == job.data.tags["loclab.run_key"]
+
+    # Idempotent: the saved results are reused, not recomputed, and say when they were produced.
+    for result in results:  # as if produced by an earlier commit of the same code
+        data = json.loads(result.read_text())
+        data["provenance"]["code"] |= {"git_revision": "0ld0ld", "dirty": False}
+        result.write_text(json.dumps(data))
     _ok(ws.run("experiments.run", "locator=two_phase", "limit=2"))
     rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
     assert rerun.data.metrics["tasks_reused"] == 2
     assert rerun.data.metrics["file_recall"] == job.data.metrics["file_recall"]
+    table = pd.read_csv(ws.client().download_artifacts(rerun.info.run_id, "per_task.csv", str(ws.root)))
+    assert set(table.produced_at) == {"0ld0ld"} and table.reused.all()
+    assert rerun.data.tags["loclab.results_produced_at"] == "0ld0ld"
 
     # Re-scoring reads the saved results and never localizes.
     _ok(ws.run("experiments.score", "locator=two_phase", "limit=2"))
@@ -181,3 +198,29 @@ def test_results_are_addressed_by_what_they_depend_on(tmp_path, subject_cache):
     before = key(*imported)
     outputs.write_text('{"task": "good", "files": [{"path": "pkg/util.py"}]}\n')
     assert key(*imported) != before
+
+
+def test_changed_locator_code_never_reuses_an_old_result(tmp_path, subject_cache):
+    """A copy of loclab (no git) runs a job, its reader's wording changes, the same job runs again:
+    the results are new, the code identity differs; identical code then reuses them."""
+    from experiments.paths import PROJECT_ROOT
+
+    copy = tmp_path / "loclab"
+    for part in ("locator", "experiments", "dataset", "metrics", "conf", "datasets"):
+        shutil.copytree(PROJECT_ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    ws = Workspace(tmp_path / "ws", subject_cache, project=copy)
+
+    def job():
+        _ok(ws.run("experiments.run", "locator=two_phase", "limit=1"))
+        return max(ws.jobs(), key=lambda r: r.info.start_time)
+
+    first = job()
+    assert first.data.tags["loclab.results_dir"].startswith(str(ws.root))
+    reader = copy / "locator" / "reader.py"
+    reader.write_text(reader.read_text().replace("to find the code the task is about?", "to find the code for the task?"))
+    changed = job()
+    assert changed.data.metrics["tasks_reused"] == 0
+    assert changed.data.tags["loclab.code_identity"] != first.data.tags["loclab.code_identity"]
+    assert changed.data.tags["loclab.run_key"] != first.data.tags["loclab.run_key"]
+    same = job()
+    assert same.data.metrics["tasks_reused"] == 1 and same.data.tags["loclab.run_key"] == changed.data.tags["loclab.run_key"]

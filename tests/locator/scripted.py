@@ -1,7 +1,9 @@
 """ScriptedBackend: a test double of the System One model (not a model), answering chosen
 probabilities by substring rules (first match wins) so each policy rule can be driven exactly.
 A noul question is matched on its content when it has one (an observation), else its criteria;
-a choice picks the option whose description scores highest (the first on ties)."""
+a choice picks the option whose description scores highest (the first listed on ties) and gives it
+that score as its probability, the rest of the mass spread evenly over the other options (so a
+rule of 0.2 makes a choice at probability 0.2)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,9 @@ class ScriptedBackend:
             if q.type == "choice":
                 options = q.options()
                 best = max(options, key=lambda k: self._p(options[k]))
-                answers[key] = ChoiceAnswer(choice=best, probabilities={k: 1.0 if k == best else 0.0 for k in options})
+                p = self._p(options[best])
+                rest = (1.0 - p) / (len(options) - 1) if len(options) > 1 else 0.0
+                answers[key] = ChoiceAnswer(choice=best, probabilities={k: p if k == best else rest for k in options})
             elif q.type == "score":
                 answers[key] = ScoreAnswer(probabilities=[1.0] + [0.0] * (len(q.criteria) - 1))
             else:

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from locator.bm25 import BM25Locator
 from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.task import SubjectIdentity, Task
 from locator.trace import Trace
+from tests.configs import locator as compose_locator
 from tests.conftest import write_tree
 
 FILLER = "".join(f"def helper_{i}(value):\n    return value + {i}\n\n" for i in range(30))
@@ -29,7 +29,7 @@ TASK = Task(id="t", text="parse_wheel_filename raises InvalidWheelFilename for v
 
 def test_ranks_the_matching_file_first_and_points_at_the_matching_lines(tmp_path):
     repo = _repo(tmp_path)
-    locator = BM25Locator(top_files=5, window_lines=10, window_stride=5, windows_per_file=1, file_suffixes=[".py"])
+    locator = compose_locator("bm25", top_files=5, window_lines=10, window_stride=5, windows_per_file=1)
     result = localize(locator, TASK, repo, None, Trace())
     assert result.ranked_paths() == ["pkg/wheel.py"]
     evidence = result.files[0].evidence[0]
@@ -39,7 +39,7 @@ def test_ranks_the_matching_file_first_and_points_at_the_matching_lines(tmp_path
 
 def test_cost_says_it_read_every_candidate_file(tmp_path):
     repo = _repo(tmp_path)
-    result = localize(BM25Locator(file_suffixes=[".py"]), TASK, repo, None, Trace())
+    result = localize(compose_locator("bm25"), TASK, repo, None, Trace())
     expected = sum(f.line_count for f in repo.files() if f.path.endswith(".py"))
     assert result.cost.source_lines_read == expected
     assert result.cost.model_calls == 0 and result.producer.model is None
@@ -49,4 +49,4 @@ def test_cost_says_it_read_every_candidate_file(tmp_path):
 def test_no_overlap_no_files(tmp_path):
     repo = _repo(tmp_path)
     task = Task(id="t", text="zebra quokka", subject=SubjectIdentity(repository="r", revision="v"))
-    assert localize(BM25Locator(), task, repo, None, Trace()).files == []
+    assert localize(compose_locator("bm25"), task, repo, None, Trace()).files == []

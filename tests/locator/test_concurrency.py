@@ -8,23 +8,22 @@ import time
 from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.system_one.client import SystemOne
-from locator.system_one.lexical import LexicalBackend
 from locator.task import SubjectIdentity, Task
 from locator.trace import Trace
-from locator.discovery import FlatDiscovery
-from locator.reader import ProgressiveReader
-from locator.two_phase import TwoPhaseLocator
+from tests.configs import backend as compose_backend
+from tests.configs import locator as compose_locator
 from tests.conftest import write_tree
 
 TASK = Task(id="t", text="parse_config ignores the section argument in config_loader",
             subject=SubjectIdentity(repository="r", revision="v"))
 
 
-class ShuffledLatencyBackend(LexicalBackend):
+class ShuffledLatencyBackend:
     """The lexical backend with a delay that makes later requests finish first."""
 
     def __init__(self):
-        super().__init__()
+        self.lexical = compose_backend("lexical")
+        self.identity = self.lexical.identity
         self.in_flight = 0
         self.max_in_flight = 0
         self._count = 0
@@ -38,7 +37,7 @@ class ShuffledLatencyBackend(LexicalBackend):
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         time.sleep(delay)
         try:
-            return super().answer(request)
+            return self.lexical.answer(request)
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -52,8 +51,8 @@ def _repo(tmp_path):
 
 def _run(tmp_path, concurrency):
     backend = ShuffledLatencyBackend()
-    locator = TwoPhaseLocator(FlatDiscovery(file_threshold=0.0, max_files=9, batch_size=2),
-                              ProgressiveReader(batch_size=1, window_lines=30, action_threshold=0.1))
+    locator = compose_locator("two_phase", discovery={"file_threshold": 0.0, "max_files": 9, "questions_per_request": 2},
+                              reader={"schedule": {"batch_size": 1}, "window_lines": 30, "action_threshold": 0.1})
     result = localize(locator, TASK, _repo(tmp_path), SystemOne(backend, "m", max_concurrency=concurrency), Trace())
     return result, backend
 

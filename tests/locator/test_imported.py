@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from locator.imported import ImportedLocator, ImportedResultError
+from locator.imported import ImportedResultError
 from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.task import SubjectIdentity, Task
 from locator.trace import Trace
+from tests.configs import locator as compose_locator
 from tests.conftest import write_tree
 
 SOURCE = "class Parser:\n    def parse(self):\n        return 1\n\n    def close(self):\n        pass\n\ndef helper():\n    return 2\n"
@@ -28,7 +29,8 @@ def _task(task_id="org__pkg-1"):
 def _import(tmp_path, repo, fmt, rows, task_id="org__pkg-1", suffix=".jsonl"):
     path = tmp_path / f"outputs{suffix}"
     path.write_text(json.dumps(rows) if suffix == ".json" else "\n".join(json.dumps(r) for r in rows))
-    return localize(ImportedLocator(str(path), fmt, system="Peer", model="m-1"), _task(task_id), repo, None, Trace())
+    locator = compose_locator("imported", path=path, format=fmt, system="Peer", model="m-1")
+    return localize(locator, _task(task_id), repo, None, Trace())
 
 
 def test_locagent_lists_and_python_literal_strings(tmp_path, repo):
@@ -40,6 +42,9 @@ def test_locagent_lists_and_python_literal_strings(tmp_path, repo):
     assert [(e.start_line, e.end_line) for e in result.files[0].evidence] == [(5, 6), (8, 9)]
     assert (result.producer.system, result.producer.model) == ("Peer", "m-1")
     assert result.cost.model_calls is None and result.cost.source_lines_read is None
+    # LocAgent's own rankings are kept as ranked, for its module / function Acc@k
+    assert result.ranked_modules == ["pkg/parser.py:Parser"]
+    assert result.ranked_entities == ["pkg/parser.py:Parser.close", "pkg/parser.py:helper", "pkg/parser.py:Missing.x"]
 
 
 def test_agentless_edit_locations(tmp_path, repo):

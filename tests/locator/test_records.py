@@ -37,7 +37,16 @@ def test_result_round_trip(tmp_path):
     path = tmp_path / "localization-result.json"
     result.write(path)
     assert LocalizationResult.read(path) == result
-    assert result.kind == "code-localization-result" and result.schema_version == 1
+    assert result.kind == "code-localization-result" and result.schema_version == 2
+
+
+def test_a_version_1_result_is_refused_not_reinterpreted(tmp_path):
+    old = _result().model_dump(mode="json") | {"schema_version": 1}
+    old.pop("provenance", None)
+    path = tmp_path / "old.json"
+    path.write_text(__import__("json").dumps(old))
+    with pytest.raises(ValueError, match="schema_version"):
+        LocalizationResult.read(path)
 
 
 def test_missing_values_stay_null():

@@ -48,14 +48,18 @@ def test_read_is_one_based_inclusive_clamped_and_counted(repo):
     assert (counters.reads, counters.lines, counters.bytes) == (3, 3, 18)
 
 
-def test_read_lines_counts_only_the_lines_handed_out(repo):
-    assert repo.read_lines("pkg/a.py", [3, 1, 1, 42]) == {1: "line1\n", 3: "line3\n"}
-    assert repo.counters().lines == 2
+def test_an_outline_counts_only_the_signature_lines_handed_out(tmp_path):
+    root = write_tree(tmp_path / "s", {"m.py": "import os\n\nclass A:\n    x = 1\n\n    def f(self):\n        return 1\n"})
+    view = RepositoryView(root)
+    outline = view.outline("m.py")
+    assert [d.qualname for d in outline.definitions] == ["A", "A.f"]
+    assert outline.signatures == {3: "class A:\n", 6: "    def f(self):\n"}
+    assert (view.counters().reads, view.counters().lines) == (1, 2)
 
 
-def test_unmetered_text_is_not_counted(repo):
-    assert repo.unmetered_text("pkg/a.py").startswith("line1")
-    assert repo.counters().lines == 0
+def test_the_view_has_no_unmetered_door(repo):
+    # every public method that hands out file content is metered: read and outline
+    assert not [name for name in dir(repo) if "unmetered" in name or name == "read_lines"]
 
 
 @pytest.mark.parametrize("bad", ["../outside/secret.py", "/etc/passwd", "pkg/../../x.py"])

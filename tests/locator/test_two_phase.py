@@ -1,22 +1,25 @@
 """Policy rules of the two-phase family on small hand-made repositories, driven by ScriptedBackend
-(a test double of the System One model that answers chosen probabilities)."""
+(a test double of the System One model that answers chosen probabilities). Components are the
+YAML's, with each test's overrides (tests/configs.py)."""
 
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
-from locator.discovery import FlatDiscovery, PrunedDiscovery
-from locator.reader import ProgressiveReader
 from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.system_one.client import SystemOne
 from locator.task import SubjectIdentity, Task
-from locator.trace import EventKind, Trace
-from locator.two_phase import TwoPhaseLocator
+from locator.trace import EventKind, ReadKind, Trace
+from tests.configs import locator as compose_locator
 from tests.conftest import write_tree
 from tests.locator.scripted import ScriptedBackend
 
 TASK = Task(id="t", text="the task", subject=SubjectIdentity(repository="r", revision="v"))
+READER = dict(window_lines=20, evidence_lines=5, expand_lines=10, action_threshold=0.3, observation_threshold=0.7,
+              hotspot_threshold=0.9, soft_rounds=2, hard_rounds=4)
+FLAT = dict(file_threshold=0.5, recall_guard_fraction=0.0)
 
 
 def _lines(n: int, marks: dict[int, str] | None = None, prefix: str = "x") -> str:
@@ -24,24 +27,36 @@ def _lines(n: int, marks: dict[int, str] | None = None, prefix: str = "x") -> st
     return "".join(f"{marks[i]} = 1\n" if i in marks else f"{prefix}{i} = {i}\n" for i in range(1, n + 1))
 
 
-def _run(repo, rules, discovery=None, **reader):
+def _locator(discovery="flat", schedule="batch", discovery_params=None, **reader):
+    reader = READER | reader
+    schedule_params = {k: reader.pop(k) for k in ("batch_size", "epoch_width") if k in reader}
+    return compose_locator("two_phase", f"locator/discovery={discovery}", f"locator/schedule={schedule}",
+                           discovery=FLAT | (discovery_params or {}) if discovery == "flat" else (discovery_params or {}),
+                           reader=reader | {"schedule": schedule_params})
+
+
+def _run(repo, rules, locator=None, **reader):
     backend = ScriptedBackend(rules)
-    defaults = dict(window_lines=20, evidence_lines=5, expand_lines=10, action_threshold=0.3,
-                    observation_threshold=0.7, hotspot_threshold=0.9, soft_rounds=2, hard_rounds=4)
-    locator = TwoPhaseLocator(discovery or FlatDiscovery(file_threshold=0.5, recall_guard_fraction=0.0),
-                              ProgressiveReader(**(defaults | reader)))
     trace = Trace()
-    result = localize(locator, TASK, repo, SystemOne(backend, "scripted"), trace)
+    result = localize(locator or _locator(**reader), TASK, repo, SystemOne(backend, "scripted"), trace)
     return result, backend, trace
 
 
 def _reads(trace, path):
     return [(e.data["start_line"], e.data["end_line"]) for e in trace.events
-            if e.kind == EventKind.READ and e.data["path"] == path and e.data["lines"] > 0]
+            if e.kind == EventKind.READ and e.data["what"] == ReadKind.RANGE and e.data["path"] == path and e.data["lines"] > 0]
 
 
 def _stage(result, name):
     return next(s for s in result.cost.stages if s.name == name)
+
+
+def _terminations(result):
+    return {f.path: f.termination for f in _stage(result, "reading").files}
+
+
+def _choice_questions(backend, path):
+    return [q for r in backend.requests for q in r.questions.values() if q.type == "choice" and path in (q.content or "")]
 
 
 @pytest.fixture
@@ -57,8 +72,8 @@ def repo(tmp_path):
 # --- Phase 1 ------------------------------------------------------------------------------------
 
 def test_phase_one_never_reads_a_body(repo):
-    for discovery in (FlatDiscovery(file_threshold=0.5), PrunedDiscovery(directory_threshold=0.5, file_threshold=0.5)):
-        result, backend, _ = _run(repo, [("pkg", 0.9)], discovery=discovery)
+    for locator in (_locator("flat"), _locator("pruned", discovery_params={"file_threshold": 0.5})):
+        result, backend, _ = _run(repo, [("pkg", 0.9)], locator=locator)
         assert _stage(result, "file_discovery").source_lines_read == 0
         discovery_requests = [r for r in backend.requests if r.state["stage"] == "file_discovery"]
         assert all(q.content is None and q.type == "noul" for r in discovery_requests for q in r.questions.values())
@@ -66,22 +81,30 @@ def test_phase_one_never_reads_a_body(repo):
 
 def test_flat_threshold_cap_and_recall_guard(repo):
     rules = [("path: pkg/a.py", 0.9), ("path: pkg/b.py", 0.8), ("path: pkg/c.py", 0.3), ("path: docs", 0.2)]
-    result, _, _ = _run(repo, rules, discovery=FlatDiscovery(file_threshold=0.85, recall_guard_fraction=0.5, max_files=3))
-    details = _stage(result, "file_discovery").details
+    guarded = _locator(discovery_params=dict(file_threshold=0.85, recall_guard_fraction=0.5, max_files=3))
+    details = _stage(_run(repo, rules, locator=guarded)[0], "file_discovery").details
     # above threshold: a; recall guard (top 50 % of 4 files): a, b
     assert (details["files_above_threshold"], details["files_by_recall_guard"], details["files_handed_off"]) == (1, 2, 2)
-    capped, _, _ = _run(repo, rules, discovery=FlatDiscovery(file_threshold=0.1, max_files=1))
+    capped = _run(repo, rules, locator=_locator(discovery_params=dict(file_threshold=0.1, max_files=1)))[0]
     assert _stage(capped, "file_discovery").details["files_handed_off"] == 1
 
 
 def test_pruned_exposes_only_direct_files_of_retained_directories(repo):
     rules = [("directory: pkg/", 0.9), ("directory: docs/", 0.1), ("path: pkg/a.py", 0.9), ("path:", 0.7)]
-    result, backend, _ = _run(repo, rules, discovery=PrunedDiscovery(directory_threshold=0.5, file_threshold=0.6))
+    pruned = _locator("pruned", discovery_params=dict(directory_threshold=0.5, file_threshold=0.6))
+    result, backend, _ = _run(repo, rules, locator=pruned)
     details = _stage(result, "file_discovery").details
     assert (details["directories_exposed"], details["directories_retained"], details["files_exposed"]) == (2, 1, 3)
     asked = {q.criteria.split("\n")[0] for r in backend.requests for q in r.questions.values()
              if isinstance(q.criteria, str) and q.criteria.startswith("path:")}
     assert asked == {"path: pkg/a.py", "path: pkg/b.py", "path: pkg/c.py"}
+
+
+def test_pruned_hands_off_at_most_max_files(repo):
+    rules = [("directory: pkg/", 0.9), ("path: pkg/a.py", 0.95), ("path:", 0.8)]
+    pruned = _locator("pruned", discovery_params=dict(directory_threshold=0.5, file_threshold=0.6, max_files=2))
+    details = _stage(_run(repo, rules, locator=pruned)[0], "file_discovery").details
+    assert (details["files_above_threshold"], details["files_handed_off"]) == (3, 2)
 
 
 # --- Phase 2 ------------------------------------------------------------------------------------
@@ -130,22 +153,91 @@ def test_no_file_exceeds_the_hard_budget(repo):
     assert _stage(result, "reading").details["terminated_budget_exhausted"] >= 1
 
 
-def test_low_confidence_choice_stops_the_file(repo):
-    result, _, _ = _run(repo, [("path: pkg/a.py", 0.9)], action_threshold=0.5)
-    # the scripted double picks the first option (stop) when nothing matches
-    assert _stage(result, "reading").details["terminated_no_action_above_threshold"] == 1
-    assert _stage(result, "reading").source_lines_read == 0 or result.files == []
+def test_a_choice_below_the_action_threshold_is_not_read_and_says_so(repo):
+    # a.py's best window is chosen at probability 0.4: read at threshold 0.35, not at 0.5
+    rules = [("path: pkg/a.py", 0.9), ("lines 1-20", 0.4), ("HOT", 0.95)]
+    below, _, trace = _run(repo, rules, action_threshold=0.5)
+    assert _reads(trace, "pkg/a.py") == []
+    assert _terminations(below) == {"pkg/a.py": "no_action_above_threshold"}
+    assert below.files == [] and _stage(below, "reading").details["files_read"] == 0
+    above, _, trace = _run(repo, rules, action_threshold=0.35)
+    assert _reads(trace, "pkg/a.py")[0] == (1, 20)
+    assert _stage(above, "reading").details["files_read"] == 1
+
+
+def test_a_stop_choice_is_a_model_stop_not_a_threshold_miss(repo):
+    rules = [("path: pkg/a.py", 0.9), ("stop:", 0.9), ("lines 1-", 0.5)]
+    result, backend, trace = _run(repo, rules)
+    assert _terminations(result) == {"pkg/a.py": "model_stop"}
+    details = _stage(result, "reading").details
+    assert (details["terminated_model_stop"], details["terminated_no_action_above_threshold"]) == (1, 0)
+    assert _reads(trace, "pkg/a.py") == [] and len(_choice_questions(backend, "pkg/a.py")) == 1
+
+
+def test_files_read_counts_files_read_not_files_handed_off(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": _lines(100), "pkg/b.py": _lines(30)}))
+    # both are handed off; a.py reads its last window, b.py's windows score below its stop option
+    rules = [("path: pkg", 0.9), ("lines 81-100", 0.9), ("stop:", 0.5)]
+    result, _, trace = _run(repo, rules, hard_rounds=1, soft_rounds=1)
+    details = _stage(result, "reading").details
+    assert _terminations(result) == {"pkg/a.py": "budget_exhausted", "pkg/b.py": "model_stop"}
+    read_files = {e.data["path"] for e in trace.events if e.kind == EventKind.READ and e.data["what"] == ReadKind.RANGE}
+    assert (details["files_handed_off"], details["files_read"], read_files) == (2, 1, {"pkg/a.py"})
+
+
+def test_per_file_coverage_and_termination_in_the_stage_cost(repo):
+    result, _, _ = _run(repo, [("path: pkg/a.py", 0.9), ("lines 1-20", 0.9), ("lines 21-40", 0.8)],
+                        soft_rounds=2, hard_rounds=2)
+    [file_cost] = _stage(result, "reading").files
+    assert (file_cost.path, file_cost.line_count, file_cost.lines_read, file_cost.rounds) == ("pkg/a.py", 100, 40, 2)
+    assert file_cost.coverage_pct == 40.0 and file_cost.termination == "budget_exhausted"
+    assert _stage(result, "reading").details["coverage_pct_mean"] == 40.0
 
 
 def test_global_scheduler_reads_the_most_confident_files_first_and_keeps_others_eligible(repo):
     rules = [("path: pkg", 0.9), ("HOT_ONE", 0.95), ("lines 21-40", 0.9), ("lines 41-60", 0.6), ("wait", 0.5),
              ("lines", 0.1)]
-    result, backend, trace = _run(repo, rules, scheduler="global", epoch_width=1, hard_rounds=2, soft_rounds=2)
+    result, backend, trace = _run(repo, rules, locator=_locator(schedule="global", epoch_width=1, hard_rounds=2,
+                                                                 soft_rounds=2))
     choice_requests = [r for r in backend.requests if any(q.type == "choice" for q in r.questions.values())]
     assert len(choice_requests[0].questions) == 3  # every eligible file in one request
     first_reads = [e.data["path"] for e in trace.events if e.kind == EventKind.READ and e.data["lines"] > 1]
     assert len(set(first_reads)) > 1  # files not selected in an epoch were read in a later one
     assert _stage(result, "reading").details["epochs"] > 1
+
+
+def test_global_epoch_width_caps_the_reads_of_an_epoch(repo):
+    rules = [("path: pkg", 0.9), ("lines 1-20", 0.9)]
+    narrow, _, _ = _run(repo, rules, locator=_locator(schedule="global", epoch_width=1, soft_rounds=1, hard_rounds=1))
+    wide, _, _ = _run(repo, rules, locator=_locator(schedule="global", epoch_width=3, soft_rounds=1, hard_rounds=1))
+    # three files, one round each: one file per epoch, or all three in one epoch
+    assert _stage(narrow, "reading").details["epochs"] == 3
+    assert _stage(wide, "reading").details["epochs"] == 1
+    assert _stage(narrow, "reading").details["files_read"] == _stage(wide, "reading").details["files_read"] == 3
+
+
+def test_global_offers_wait_and_a_waiting_file_stays_eligible(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": _lines(100), "pkg/b.py": _lines(10)}))
+    # b.py prefers waiting to its one window; a.py reads until its budget ends; then only b waits
+    rules = [("path: pkg", 0.9), ("lines 1-10", 0.1), ("wait:", 0.6), ("lines", 0.9)]
+    locator = _locator(schedule="global", epoch_width=4, soft_rounds=2, hard_rounds=2)
+    result, backend, trace = _run(repo, rules, locator=locator)
+    questions = _choice_questions(backend, "pkg/b.py")
+    assert all("wait" in q.criteria for q in questions)
+    assert len(questions) == 3  # asked in every epoch: waiting does not end a file
+    assert _reads(trace, "pkg/b.py") == [] and len(_reads(trace, "pkg/a.py")) == 2
+    assert _terminations(result) == {"pkg/a.py": "budget_exhausted", "pkg/b.py": "all_files_waiting"}
+    batch = _run(repo, rules, locator=_locator(schedule="batch"))[1]
+    assert not any("wait" in q.criteria for q in _choice_questions(batch, "pkg/b.py"))
+
+
+def test_global_stop_ends_the_file_at_once(repo):
+    rules = [("path: pkg/a.py", 0.9), ("path: pkg/b.py", 0.9), ("stop:", 0.95), ("lines", 0.9)]
+    locator = _locator(schedule="global", epoch_width=1, soft_rounds=3, hard_rounds=3)
+    result, backend, trace = _run(repo, rules, locator=locator)
+    # every file's stop beats its windows: each is asked once and ends as a model stop
+    assert set(_terminations(result).values()) == {"model_stop"}
+    assert len(_choice_questions(backend, "pkg/b.py")) == 1 and _reads(trace, "pkg/b.py") == []
 
 
 def test_evidence_is_the_chunk_above_the_observation_threshold(repo):
@@ -154,13 +246,31 @@ def test_evidence_is_the_chunk_above_the_observation_threshold(repo):
     assert [(e.start_line, e.end_line) for e in result.files[0].evidence] == [(21, 25)]
 
 
+def test_evidence_keeps_at_most_max_evidence_spans_best_first(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": _lines(40, {3: "HOT_A", 13: "HOT_B", 23: "HOT_C"})}))
+    rules = [("path: pkg/a.py", 0.9), ("HOT_A", 0.8), ("HOT_B", 0.95), ("HOT_C", 0.9), ("lines 1-40", 0.9)]
+    result, _, _ = _run(repo, rules, window_lines=40, hard_rounds=1, soft_rounds=1, max_evidence_spans=2)
+    assert [(e.start_line, e.end_line) for e in result.files[0].evidence] == [(11, 15), (21, 25)]
+
+
 def test_cost_adds_up_over_stages(repo):
     result, backend, _ = _run(repo, [("path: pkg/a.py", 0.9), ("HOT_ONE", 0.95), ("lines 21-40", 0.9)])
     assert result.cost.model_calls == len(backend.requests) == sum(s.model_calls for s in result.cost.stages)
     assert result.cost.source_lines_read == sum(s.source_lines_read for s in result.cost.stages)
 
 
+def test_outline_signatures_are_charged_and_traced(tmp_path):
+    source = "class A:\n    def f(self):\n        return 1\n\n\ndef g():\n    return 2\n"
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": source}))
+    result, _, trace = _run(repo, [("path: pkg/a.py", 0.9), ("stop:", 0.9)])
+    outlines = [e.data for e in trace.events if e.kind == EventKind.READ and e.data["what"] == ReadKind.OUTLINE]
+    assert outlines == [{"what": "outline", "path": "pkg/a.py", "line_numbers": [1, 2, 6], "lines": 3}]
+    assert _stage(result, "reading").source_lines_read == 3 == result.cost.source_lines_read
+
+
 @pytest.mark.parametrize("bad", [dict(action_threshold=1.5), dict(batch_size=0), dict(soft_rounds=5, hard_rounds=4)])
-def test_invalid_reader_parameters_are_refused(bad):
-    with pytest.raises(ValueError):
-        ProgressiveReader(**bad)
+def test_invalid_reader_parameters_are_refused_naming_the_field(bad):
+    with pytest.raises(Exception) as info:
+        _locator(**bad)
+    assert isinstance(info.value.__cause__ or info.value, ValidationError) or "validation error" in str(info.value)
+    assert next(iter(bad)) in str(info.value) or "hard_rounds" in str(info.value)

@@ -4,26 +4,74 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.aggregate import aggregate, bootstrap_ci
+from metrics import statistics
+from metrics.aggregate import aggregate, per_task_values
+from metrics.statistics import cluster_bootstrap_ci
 
 
-def test_bootstrap_ci_brackets_the_mean_and_is_reproducible():
+def _rows(values, repos, repeats=1):
+    """A per-task table: each task's value repeated `repeats` times (identical repeats)."""
+    return pd.DataFrame([{"task_id": f"t{i}", "repository": repo, "split": None, "repeat": r, "status": "ok",
+                          "file_recall": v} for i, (v, repo) in enumerate(zip(values, repos)) for r in range(repeats)])
+
+
+def test_ci_brackets_the_mean_and_is_reproducible():
     values = np.array([0, 1, 1, 0, 1, 1, 1, 0, 1, 1], dtype=float)
-    low, high = bootstrap_ci(values)
+    low, high = cluster_bootstrap_ci(values, np.arange(10))
     assert low < values.mean() < high
     assert 0.3 < low and high <= 1.0
-    assert (low, high) == bootstrap_ci(values)
+    assert (low, high) == cluster_bootstrap_ci(values, np.arange(10))
 
 
 def test_degenerate_samples():
-    assert bootstrap_ci(np.array([0.5])) == (None, None)
-    assert bootstrap_ci(np.array([0.7, 0.7, 0.7])) == (0.7, 0.7)
+    assert cluster_bootstrap_ci(np.array([0.5]), np.array(["r"])) == (None, None)
+    assert cluster_bootstrap_ci(np.array([0.7, 0.7, 0.7]), np.array(["a", "b", "c"])) == (0.7, 0.7)
 
 
-def test_aggregate_skips_undefined_values():
-    frame = pd.DataFrame({"file_recall": [1.0, 0.0, 0.5], "entity_acc_all@5": [1.0, None, 0.0]})
+def test_repeats_are_reduced_per_task_before_the_interval():
+    values = [0, 1, 1, 0, 1, 0, 1, 1, 0, 1]
+    repos = [f"r{i}" for i in range(10)]
+    once, thrice = aggregate(_rows(values, repos)), aggregate(_rows(values, repos, repeats=3))
+    # three identical repeats are one observation per task, not three: same n, same interval
+    assert thrice.loc["file_recall", "n"] == once.loc["file_recall", "n"] == 10
+    assert (thrice.loc["file_recall", "ci95_low"], thrice.loc["file_recall", "ci95_high"]) == \
+        (once.loc["file_recall", "ci95_low"], once.loc["file_recall", "ci95_high"])
+
+
+def test_repeat_values_are_averaged_per_task():
+    frame = pd.DataFrame([{"task_id": "t", "repository": "r", "split": "dev", "repeat": r, "status": "ok",
+                           "file_recall": v} for r, v in enumerate([0.0, 1.0, 1.0])])
+    reduced = per_task_values(frame)
+    assert reduced.loc["t", "file_recall"] == pytest.approx(2 / 3) and reduced.loc["t", "repeats"] == 3
+
+
+def test_the_interval_resamples_repositories():
+    # tasks agree within a repository: clustering must widen the interval over a task bootstrap
+    values = [0.9] * 5 + [0.1] * 5 + [0.5] * 5
+    clustered = aggregate(_rows(values, ["a"] * 5 + ["b"] * 5 + ["c"] * 5)).loc["file_recall"]
+    per_task = aggregate(_rows(values, [f"r{i}" for i in range(15)])).loc["file_recall"]
+    assert (clustered.clusters, clustered.ci_unit, per_task.ci_unit) == (3, "repository", "repository")
+    assert clustered.ci95_high - clustered.ci95_low > per_task.ci95_high - per_task.ci95_low
+
+
+def test_a_single_repository_falls_back_to_resampling_tasks():
+    row = aggregate(_rows([0, 1, 1, 0, 1], ["only"] * 5)).loc["file_recall"]
+    assert row.ci_unit == "task" and row.ci95_low < row["mean"] < row.ci95_high
+
+
+def test_aggregate_skips_undefined_values_and_failed_tasks():
+    frame = pd.DataFrame({"task_id": ["a", "b", "c", "d"], "repository": ["r1", "r2", "r3", "r4"], "split": None,
+                          "repeat": 0, "status": ["ok", "ok", "ok", "failed"],
+                          "file_recall": [1.0, 0.0, 0.5, 1.0], "entity_acc_all@5": [1.0, None, 0.0, 1.0]})
     table = aggregate(frame)
     assert table.loc["file_recall", "mean"] == pytest.approx(0.5)
     assert table.loc["entity_acc_all@5", "n"] == 2
     assert table.loc["entity_acc_all@5", "mean"] == pytest.approx(0.5)
     assert table.loc["file_recall", "kind"] == "quality"
+
+
+def test_one_resample_count_for_the_project():
+    import metrics.aggregate as agg
+
+    assert not hasattr(agg, "BOOTSTRAP_RESAMPLES") or agg.BOOTSTRAP_RESAMPLES == statistics.BOOTSTRAP_RESAMPLES
+    assert str(statistics.BOOTSTRAP_RESAMPLES) in agg.CI_METHOD

@@ -103,3 +103,43 @@ def test_an_empty_answer_scores_zero_not_undefined():
 
 def test_every_registered_metric_is_scored(scores):
     assert set(scores) == set(METRICS)
+
+
+def _ranked(*paths):
+    return RESULT.model_copy(update={"files": [ResultFile(path=p) for p in paths]})
+
+
+def test_mrr_takes_the_first_gold_file_not_the_last():
+    # gold a.py at rank 1 and d.py at rank 3
+    assert score_task(_ranked("a.py", "b.py", "d.py"), GOLD, SOURCES.get)["file_mrr"] == 1.0
+    assert score_task(_ranked("b.py", "c.py", "a.py", "d.py"), GOLD, SOURCES.get)["file_mrr"] == pytest.approx(1 / 3)
+
+
+def test_set_match_is_equality_not_a_superset():
+    assert score_task(_ranked("a.py", "d.py"), GOLD, SOURCES.get)["file_set_match"] == 1.0
+    assert score_task(_ranked("a.py", "d.py", "b.py"), GOLD, SOURCES.get)["file_set_match"] == 0.0
+    assert score_task(_ranked("a.py"), GOLD, SOURCES.get)["file_set_match"] == 0.0
+
+
+def test_file_map_is_the_average_precision_of_the_ranking():
+    # gold a.py at rank 2 (precision 1/2), d.py at rank 4 (2/4): AP = (1/2 + 2/4) / 2
+    assert score_task(_ranked("b.py", "a.py", "c.py", "d.py"), GOLD, SOURCES.get)["file_map"] == pytest.approx(0.5)
+    # a missed gold file counts as 0: (1/1 + 0) / 2
+    assert score_task(_ranked("a.py", "b.py"), GOLD, SOURCES.get)["file_map"] == pytest.approx(0.5)
+    assert score_task(_ranked("a.py", "d.py"), GOLD, SOURCES.get)["file_map"] == 1.0
+
+
+def test_a_producer_entity_ranking_is_scored_as_that_ranking():
+    # LocAgent-style: its own ranked entities; the evidence spans would enclose many more entities
+    whole_file = RESULT.model_copy(update={"files": [ResultFile(path="a.py", evidence=[_ev(1, 25)])]})
+    by_spans = score_task(whole_file, GOLD, SOURCES.get)
+    assert by_spans["entity_acc_all@1"] == 0.0  # spans resolve to one, K.m, ... in line order
+    ranked = whole_file.model_copy(update={"ranked_entities": ["a.py:K.m", "a.py:one", "a.py:K.m"],
+                                           "ranked_modules": ["a.py:K", "b.py:bee", "a.py:one"]})
+    scores = score_task(ranked, GOLD, SOURCES.get)
+    assert (scores["entity_acc_all@1"], scores["entity_acc_all@3"]) == (0.0, 1.0)
+    assert (scores["module_acc_all@1"], scores["module_acc_all@3"]) == (0.0, 1.0)
+    only_first = ranked.model_copy(update={"ranked_entities": ["a.py:one"]})
+    assert score_task(only_first, GOLD, SOURCES.get)["entity_acc_all@10"] == 0.0  # K.m was never ranked
+    only_other_module = ranked.model_copy(update={"ranked_modules": ["b.py:bee"]})
+    assert score_task(only_other_module, GOLD, SOURCES.get)["module_acc_all@10"] == 0.0

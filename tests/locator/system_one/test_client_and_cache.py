@@ -5,26 +5,28 @@ from pydantic import ValidationError
 
 from locator.system_one.cache import DecisionCache
 from locator.system_one.client import SystemOne
-from locator.system_one.lexical import LexicalBackend
 from locator.system_one.wire import (
     ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, Request, Response, ScoreAnswer, Usage, validate_response,
 )
 from locator.trace import EventKind, Trace
+from tests.configs import backend as compose_backend
+from tests.configs import locator as compose_locator
 
 STATE = {"task": "parse_wheel_filename rejects names"}
 QUESTIONS = {"q": Question(type="noul", instructions="i", criteria="packaging/utils.py")}
 
 
-class CountingBackend(LexicalBackend):
+class CountingBackend:
     """The real lexical backend, counting how often it is reached."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, **params):
+        self.lexical = compose_backend("lexical", **params)
+        self.identity = self.lexical.identity
         self.calls = 0
 
     def answer(self, request):
         self.calls += 1
-        return super().answer(request)
+        return self.lexical.answer(request)
 
 
 def test_cache_serves_identical_requests_and_counts_logical_vs_physical(tmp_path):
@@ -42,14 +44,13 @@ def test_cache_serves_identical_requests_and_counts_logical_vs_physical(tmp_path
 
 def test_cache_is_shared_across_connections_and_keyed_on_backend_identity(tmp_path):
     path = tmp_path / "decisions.sqlite"
-    SystemOne(LexicalBackend(), "m", DecisionCache(path)).ask(STATE, QUESTIONS)
+    SystemOne(compose_backend("lexical"), "m", DecisionCache(path)).ask(STATE, QUESTIONS)
     other_process_view = DecisionCache(path)
     assert len(other_process_view) == 1
     backend = CountingBackend()
     SystemOne(backend, "m", other_process_view).ask(STATE, QUESTIONS)
     assert backend.calls == 0
-    changed = CountingBackend()
-    changed.scale = 5.0
+    changed = CountingBackend(scale=5.0)
     SystemOne(changed, "m", other_process_view).ask(STATE, QUESTIONS)
     assert changed.calls == 1 and len(other_process_view) == 2
 
@@ -64,7 +65,7 @@ def test_without_cache_every_call_is_physical():
 
 def test_requests_and_answers_are_traced():
     trace = Trace()
-    SystemOne(LexicalBackend(), "m", trace=trace).ask(STATE, QUESTIONS)
+    SystemOne(compose_backend("lexical"), "m", trace=trace).ask(STATE, QUESTIONS)
     assert [e.kind for e in trace.events] == [EventKind.REQUEST, EventKind.ANSWER]
 
 
@@ -106,19 +107,16 @@ def test_price_table_gives_billed_and_logical_cost(tmp_path):
     from locator.runtime import localize
     from locator.system_one.client import Pricing
     from locator.task import SubjectIdentity, Task
-    from locator.discovery import FlatDiscovery
-    from locator.reader import ProgressiveReader
-    from locator.two_phase import TwoPhaseLocator
 
     (tmp_path / "a.py").write_text("def parse_wheel_filename(name):\n    return name\n")
     task = Task(id="t", text=STATE["task"], subject=SubjectIdentity(repository="r", revision="v"))
-    locator = TwoPhaseLocator(FlatDiscovery(file_threshold=0.0), ProgressiveReader(action_threshold=0.0))
+    locator = compose_locator("two_phase", discovery={"file_threshold": 0.0}, reader={"action_threshold": 0.0})
     cache = DecisionCache(tmp_path / "c.sqlite")
     pricing = Pricing(input_per_million_usd=2.0, output_per_million_usd=10.0)
-    runs = [localize(locator, task, RepositoryView(tmp_path), SystemOne(LexicalBackend(), "m", cache, pricing=pricing), Trace())
+    runs = [localize(locator, task, RepositoryView(tmp_path), SystemOne(compose_backend("lexical"), "m", cache, pricing=pricing), Trace())
             for _ in range(2)]
     first, second = (r.cost for r in runs)
     assert first.usd == pytest.approx((first.tokens.input * 2 + first.tokens.output * 10) / 1e6)
     assert first.physical.usd == first.usd and second.physical.usd == 0 and second.usd == first.usd
-    unpriced = localize(locator, task, RepositoryView(tmp_path), SystemOne(LexicalBackend(), "m"), Trace())
+    unpriced = localize(locator, task, RepositoryView(tmp_path), SystemOne(compose_backend("lexical"), "m"), Trace())
     assert unpriced.cost.usd is None and unpriced.cost.physical.usd is None

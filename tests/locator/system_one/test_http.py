@@ -7,12 +7,11 @@ import socket
 import pytest
 
 from locator.system_one.client import SystemOne
-from locator.system_one.http import HttpBackend
-from locator.system_one.lexical import LexicalBackend
 from locator.system_one.transport import SystemOneUnavailableError
 from locator.system_one.wire import InvalidAnswerError, Question
 from locator.trace import Trace
 from experiments.system_one_process import system_one_server
+from tests.configs import backend as compose_backend
 
 STATE = {"task": "parse_wheel_filename accepts names that are not escaped"}
 QUESTIONS = {
@@ -28,13 +27,13 @@ def server_cache(tmp_path):
 
 
 def _client(url, **kw):
-    return SystemOne(HttpBackend(url, "loclab-lexical", **(FAST | kw)), "loclab-lexical", trace=Trace())
+    return SystemOne(compose_backend("http", url=url, model="loclab-lexical", **(FAST | kw)), "loclab-lexical", trace=Trace())
 
 
 def test_answers_over_http_equal_the_in_process_backend(server_cache):
     with system_one_server(server_cache) as url:
         remote = _client(url).ask(STATE, QUESTIONS)
-    local = SystemOne(LexicalBackend(), "loclab-lexical").ask(STATE, QUESTIONS)
+    local = SystemOne(compose_backend("lexical"), "loclab-lexical").ask(STATE, QUESTIONS)
     assert remote.answers == local.answers and remote.usage == local.usage
 
 
@@ -106,7 +105,7 @@ def test_bearer_key_is_required_and_never_in_errors(server_cache, monkeypatch):
         with pytest.raises(SystemOneUnavailableError, match="401") as info:
             _client(url, api_key_env="LOCLAB_TEST_KEY").ask(STATE, QUESTIONS)
     assert secret not in str(info.value) and "wrong-key" not in str(info.value)
-    assert secret not in HttpBackend(url, "m", api_key_env="LOCLAB_TEST_KEY").identity
+    assert secret not in compose_backend("http", url=url, model="m", api_key_env="LOCLAB_TEST_KEY").identity
 
 
 def test_server_side_cache_is_shared_by_clients(server_cache):

@@ -3,9 +3,10 @@ from __future__ import annotations
 import pytest
 
 from locator.hashing import canonical_json
-from locator.system_one.lexical import LexicalBackend, MissingTaskTextError
+from locator.system_one.lexical import MissingTaskTextError
 from locator.system_one.tokens import _encoding, count_tokens
 from locator.system_one.wire import Question, Request
+from tests.configs import backend as compose_backend
 
 TASK = "separability_matrix returns wrong results for nested CompoundModels in astropy.modeling"
 
@@ -15,7 +16,7 @@ def _request(**questions: Question) -> Request:
 
 
 def test_relevant_item_scores_higher_and_answers_are_probabilities():
-    response = LexicalBackend().answer(
+    response = compose_backend("lexical").answer(
         _request(
             hit=Question(type="noul", instructions="relevant?", criteria="path: astropy/modeling/separable.py"),
             near=Question(type="noul", instructions="relevant?", criteria="path: astropy/io/fits/header.py"),
@@ -27,13 +28,13 @@ def test_relevant_item_scores_higher_and_answers_are_probabilities():
 
 
 def test_field_labels_and_instructions_do_not_lift_items():
-    backend = LexicalBackend()
+    backend = compose_backend("lexical")
     labelled = backend.answer(_request(q=Question(type="noul", instructions="model matrix?", criteria="path: x/y.py")))
     assert labelled.answers["q"].noul == 0.0
 
 
 def test_each_question_is_answered_on_its_own():
-    backend = LexicalBackend()
+    backend = compose_backend("lexical")
     q = Question(type="noul", instructions="i", criteria="separable.py")
     alone = backend.answer(_request(a=q)).answers["a"].noul
     together = backend.answer(_request(a=q, b=Question(type="noul", instructions="i", criteria="separable models"))).answers["a"].noul
@@ -43,14 +44,14 @@ def test_each_question_is_answered_on_its_own():
 def test_damping_of_shared_tokens_is_an_option():
     q = {k: Question(type="noul", instructions="i", criteria=f"astropy/{name}.py") for k, name in
          [("a", "separable"), ("b", "units"), ("c", "table")]}
-    plain = LexicalBackend().answer(_request(**q)).answers
-    damped = LexicalBackend(shared_token_damping=0.9).answer(_request(**q)).answers
+    plain = compose_backend("lexical").answer(_request(**q)).answers
+    damped = compose_backend("lexical", shared_token_damping=0.9).answer(_request(**q)).answers
     assert damped["b"].noul < plain["b"].noul
     assert damped["a"].noul > damped["b"].noul
 
 
 def test_choice_and_score():
-    response = LexicalBackend().answer(
+    response = compose_backend("lexical").answer(
         _request(
             pick=Question(type="choice", instructions="which?", criteria={"w1": "def separability_matrix(", "w2": "def read_table("}),
             grade=Question(type="score", instructions="how relevant?", criteria=["no", "some", "very"], content="separability_matrix"),
@@ -66,7 +67,7 @@ def test_choice_and_score():
 
 def test_deterministic_and_usage_counts_the_wire_text():
     request = _request(q=Question(type="noul", instructions="i", criteria="separable.py"))
-    first, second = LexicalBackend().answer(request), LexicalBackend().answer(request)
+    first, second = compose_backend("lexical").answer(request), compose_backend("lexical").answer(request)
     assert first == second
     assert first.usage.input_tokens == count_tokens(canonical_json(request.model_dump(mode="json")))
     assert first.usage.output_tokens > 0
@@ -74,11 +75,11 @@ def test_deterministic_and_usage_counts_the_wire_text():
 
 def test_needs_the_task_text():
     with pytest.raises(MissingTaskTextError):
-        LexicalBackend().answer(Request(state={}, model="m", questions={"q": Question(type="noul", instructions="i")}))
+        compose_backend("lexical").answer(Request(state={}, model="m", questions={"q": Question(type="noul", instructions="i")}))
 
 
 def test_identity_changes_with_parameters():
-    assert LexicalBackend(scale=3).identity != LexicalBackend(scale=4).identity
+    assert compose_backend("lexical", scale=3).identity != compose_backend("lexical", scale=4).identity
 
 
 def test_token_counts_of_long_text_stay_within_a_token_per_cut():
@@ -87,3 +88,27 @@ def test_token_counts_of_long_text_stay_within_a_token_per_cut():
     exact = len(_encoding().encode_ordinary(text))
     assert abs(count_tokens(text) - exact) <= 1
     assert count_tokens(line * 20_000) > 0  # beyond what the tokenizer takes at once
+
+
+def _tie_question(order):
+    options = {"stop": "stop: nothing more in this file is needed", "w0": "lines 1-20\n(no definitions start here)",
+               "w1": "lines 21-40\n(no definitions start here)"}
+    return Question(type="choice", instructions="which?", criteria={k: options[k] for k in order})
+
+
+def test_a_choice_tie_is_not_decided_by_option_order():
+    # no option shares a token with the task: a three-way tie
+    orders = [("stop", "w0", "w1"), ("w1", "w0", "stop"), ("w0", "stop", "w1")]
+    answers = [compose_backend("lexical").answer(_request(q=_tie_question(order))).answers["q"] for order in orders]
+    assert len({a.choice for a in answers}) == 1  # the same winner whatever the listing order
+    for a in answers:
+        assert sorted(set(a.probabilities.values())) == [pytest.approx(1 / 3)]  # the tie stays visible
+
+
+def test_the_tie_rule_is_the_content_hash():
+    from locator.hashing import blake3_hex
+
+    question = _tie_question(("stop", "w0", "w1"))
+    answer = compose_backend("lexical").answer(_request(q=question)).answers["q"]
+    options = question.options()
+    assert answer.choice == max(options, key=lambda k: blake3_hex(f"{TASK}\0{k}\0{options[k]}"))

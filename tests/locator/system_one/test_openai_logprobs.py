@@ -12,9 +12,9 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from locator.system_one.openai_logprobs import OpenAILogprobsBackend
 from locator.system_one.transport import SystemOneUnavailableError
 from locator.system_one.wire import InvalidAnswerError, Question, Request
+from tests.configs import backend as compose_backend
 
 
 def _stub_app(mode: dict) -> FastAPI:
@@ -69,7 +69,7 @@ QUESTIONS = {
 
 def test_answers_are_read_from_logprobs(stub):
     url, mode = stub
-    backend = OpenAILogprobsBackend(url, "stub-model", max_attempts=1)
+    backend = compose_backend("openai_logprobs", base_url=url, model="stub-model", max_attempts=1)
     response = backend.answer(Request(state={"task": "separability"}, model="stub-model", questions=QUESTIONS))
     assert response.answers["hot"].noul == pytest.approx(1 / (1 + pow(2.718281828, -2.4)), abs=1e-4)
     assert response.answers["cold"].noul < 0.2
@@ -85,7 +85,7 @@ def test_answers_are_read_from_logprobs(stub):
 def test_missing_logprobs_is_an_error_not_a_default(stub):
     url, mode = stub
     mode["no_logprobs"] = True
-    backend = OpenAILogprobsBackend(url, "stub-model", max_attempts=1)
+    backend = compose_backend("openai_logprobs", base_url=url, model="stub-model", max_attempts=1)
     with pytest.raises(InvalidAnswerError, match="no logprobs"):
         backend.answer(Request(state={"task": "t"}, model="m", questions={"q": QUESTIONS["hot"]}))
 
@@ -94,6 +94,7 @@ def test_unreachable_endpoint():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    backend = OpenAILogprobsBackend(f"http://127.0.0.1:{port}/v1", "m", max_attempts=2, backoff_initial_s=0.01)
+    backend = compose_backend("openai_logprobs", base_url=f"http://127.0.0.1:{port}/v1", model="m", max_attempts=2,
+                              backoff_initial_s=0.01)
     with pytest.raises(SystemOneUnavailableError, match="after 2 attempts"):
         backend.answer(Request(state={"task": "t"}, model="m", questions={"q": QUESTIONS["hot"]}))

@@ -1,0 +1,138 @@
+"""Mutation check: break one mechanism at a time, run the tests that are about it, expect red.
+
+    .venv/bin/python scripts/mutation_check.py            # every mutation
+    .venv/bin/python scripts/mutation_check.py -k epoch   # those whose name contains "epoch"
+
+Each mutation replaces one exact snippet of the source (it must occur once), runs its tests and
+restores the file whatever happens. A mutation the tests survive is a test that cannot fail:
+the script lists it and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+TWO_PHASE = "tests/locator/test_two_phase.py"
+METRICS = "tests/metrics/test_localization_metrics.py"
+ANALYSIS = "tests/experiments/test_analysis.py"
+
+MUTATIONS = [
+    Mutation("action threshold removed", "locator/reader.py", "            if c.probability >= action_threshold:",
+             "            if True:", (f"{TWO_PHASE}::test_a_choice_below_the_action_threshold_is_not_read_and_says_so",)),
+    Mutation("global epoch_width cap removed", "locator/reader.py",
+             "key=lambda c: (-c.probability, c.state.path))[: self.epoch_width]",
+             "key=lambda c: (-c.probability, c.state.path))", (f"{TWO_PHASE}::test_global_epoch_width_caps_the_reads_of_an_epoch",)),
+    Mutation("wait option removed", "locator/reader.py", "    offers_wait: ClassVar[bool] = True",
+             "    offers_wait: ClassVar[bool] = False", (f"{TWO_PHASE}::test_global_offers_wait_and_a_waiting_file_stays_eligible",)),
+    Mutation("a stop choice ignored", "locator/reader.py",
+             "                    if c.stop:\n                        c.state.termination = Termination.MODEL_STOP",
+             "                    if c.stop:\n                        pass",
+             (f"{TWO_PHASE}::test_global_stop_ends_the_file_at_once",
+              f"{TWO_PHASE}::test_a_stop_choice_is_a_model_stop_not_a_threshold_miss")),
+    Mutation("model stop reported as a threshold miss", "locator/reader.py",
+             "c.state.termination = Termination.MODEL_STOP", "c.state.termination = Termination.NO_ACTION_ABOVE_THRESHOLD",
+             (f"{TWO_PHASE}::test_a_stop_choice_is_a_model_stop_not_a_threshold_miss",)),
+    Mutation("files_read counts files handed off", "locator/reader.py",
+             "files_read=sum(1 for s in states if s.read)", "files_read=len(states)",
+             (f"{TWO_PHASE}::test_files_read_counts_files_read_not_files_handed_off",)),
+    Mutation("pruned max_files cap removed", "locator/discovery.py", "            kept_files = above[: self.max_files]",
+             "            kept_files = above", (f"{TWO_PHASE}::test_pruned_hands_off_at_most_max_files",)),
+    Mutation("flat recall guard removed", "locator/discovery.py",
+             " | {c.info.path for c in ranked[:guard] if c.score > 0}", "",
+             (f"{TWO_PHASE}::test_flat_threshold_cap_and_recall_guard",)),
+    Mutation("max_evidence_spans ignored", "locator/reader.py",
+             "key=lambda o: (-o.score, o.span.start_line))[: self.max_evidence_spans]",
+             "key=lambda o: (-o.score, o.span.start_line))",
+             (f"{TWO_PHASE}::test_evidence_keeps_at_most_max_evidence_spans_best_first",)),
+    Mutation("outline read unmetered", "locator/reader.py", "        outline = ctx.outline(info.path)\n",
+             "        outline = type(ctx._repo)(ctx._repo.root).outline(info.path)  # a view nobody meters\n",
+             ("tests/locator/test_metering.py", f"{TWO_PHASE}::test_outline_signatures_are_charged_and_traced")),
+    Mutation("lexical ties go to the first option", "locator/system_one/lexical.py",
+             'best = max(options, key=lambda k: (raw[k], blake3_hex(f"{task_text}\\0{k}\\0{options[k]}")))',
+             "best = max(options, key=lambda k: (raw[k], -list(options).index(k)))",
+             ("tests/locator/system_one/test_lexical.py",)),
+    Mutation("MRR on the last gold file", "metrics/localization.py",
+             "    first_gold = next((rank for rank, path in enumerate(ranked, 1) if path in gold_files), None)",
+             "    first_gold = max((rank for rank, path in enumerate(ranked, 1) if path in gold_files), default=None)",
+             (METRICS,)),
+    Mutation("set match as a superset test", "metrics/localization.py", '"file_set_match": float(set(ranked) == gold_files)',
+             '"file_set_match": float(gold_files <= set(ranked))', (METRICS,)),
+    Mutation("file_map without the cumulative hits", "metrics/localization.py", "            total += hits / rank",
+             "            total += 1 / rank", (METRICS,)),
+    Mutation("producer entity ranking ignored", "metrics/localization.py",
+             "    predicted_entities = (list(dict.fromkeys(result.ranked_entities)) if result.ranked_entities is not None",
+             "    predicted_entities = (list(dict.fromkeys(result.ranked_entities)) if False", (METRICS,)),
+    Mutation("repeats aggregated as independent rows", "metrics/aggregate.py",
+             '.groupby(ok["task_id"]).mean()', '.groupby([ok["task_id"], ok["repeat"]]).mean().droplevel(1)',
+             ("tests/metrics/test_aggregate.py",)),
+    Mutation("the CI ignores repositories", "metrics/statistics.py", "    if ci_unit(clusters) == CiUnit.TASK:\n",
+             "    if True:\n", ("tests/metrics/test_aggregate.py", "tests/metrics/test_statistics.py")),
+    Mutation("code identity left out of the results' address", "experiments/pipeline.py",
+             '               "code": code_identity().source_blake3,\n', "",
+             ("tests/experiments/test_run.py::test_changed_locator_code_never_reuses_an_old_result",)),
+    Mutation("a reused result takes the current revision", "experiments/pipeline.py",
+             "                           produced_at=code.git_revision + (\"-dirty\" if code.dirty else \"\"),",
+             "                           produced_at=__import__('experiments.paths').paths.git_revision(),",
+             ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
+    Mutation("pareto over each run's own tasks", "experiments/pareto.py", "        tasks = task_values(arm).loc[shared]",
+             "        tasks = task_values(arm)", (f"{ANALYSIS}::test_pareto_restricts_to_the_tasks_every_run_completed",)),
+    Mutation("analysis ignores the runner's store", "experiments/analysis.py",
+             "    uri = sqlite_uri(args.db) if args.db else tracking_uri(cfg.tracking)",
+             "    uri = sqlite_uri(args.db or PROJECT_ROOT / 'runs' / 'mlflow.db')",
+             (f"{ANALYSIS}::test_analysis_finds_the_runner_store_and_experiment",)),
+    Mutation("compare writes no plot", "experiments/analysis.py",
+             '        figure.savefig(folder / f"{name}.png", dpi=120, bbox_inches="tight")', "        pass",
+             (f"{ANALYSIS}::test_compare_paired_report",)),
+    Mutation("A/B arms do not share the decision cache", "conf/experiment/ab_shared_cache.yaml",
+             "    enabled: true", "    enabled: false",
+             ("tests/experiments/test_system_one_jobs.py::test_ab_arms_share_decisions_through_the_cache",)),
+]
+
+
+def run(mutation: Mutation) -> bool:
+    """True when the tests went red (the mutation was killed)."""
+    path = ROOT / mutation.path
+    original = path.read_text(encoding="utf-8")
+    if original.count(mutation.old) != 1:
+        raise SystemExit(f"{mutation.name}: the snippet occurs {original.count(mutation.old)} times in {mutation.path}")
+    try:
+        path.write_text(original.replace(mutation.old, mutation.new), encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutation.tests],
+                              cwd=ROOT, capture_output=True, text=True)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    return proc.returncode != 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-k", default="", help="only mutations whose name contains this")
+    args = parser.parse_args()
+    survivors = []
+    for mutation in [m for m in MUTATIONS if args.k in m.name]:
+        killed = run(mutation)
+        print(f"{'killed  ' if killed else 'SURVIVED'}  {mutation.name}  ({mutation.path})", flush=True)
+        if not killed:
+            survivors.append(mutation.name)
+    print(f"{len(survivors)} survivors" + (f": {', '.join(survivors)}" if survivors else ""))
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Every experiment preset runs, as a real Hydra multirun, on one task of the demo set."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import yaml
+
+from experiments.paths import CONF_DIR
+from tests.experiments.cli import Workspace
+
+pytestmark = pytest.mark.network
+
+PRESETS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+
+
+def _job_count(preset: str) -> int:
+    params = yaml.safe_load((CONF_DIR / "experiment" / f"{preset}.yaml").read_text())["hydra"]["sweeper"]["params"]
+    return math.prod(len(str(values).split(",")) for values in params.values())
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_runs_on_one_demo_task(preset, tmp_path, subject_cache):
+    ws = Workspace(tmp_path / "ws", subject_cache)
+    proc = ws.run("experiments.run", f"experiment={preset}", "dataset=demo", "limit=1", multirun=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    jobs = ws.jobs()
+    assert parent.info.status == "FINISHED" and len(jobs) == _job_count(preset)
+    assert all(j.info.status == "FINISHED" and j.data.metrics["tasks_ok"] == 1 for j in jobs)
+    assert len({j.data.tags["loclab.run_key"] for j in jobs}) == len(jobs)  # every job is a distinct setting

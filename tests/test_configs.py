@@ -1,0 +1,104 @@
+"""Every option of every config group composes, every `_target_` in it instantiates, and the
+README's run/score commands compose as written (lightning-hydra-template's test_configs idea)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from experiments.config import compose_config
+from experiments.paths import CONF_DIR, PROJECT_ROOT
+from tests.conftest import LOCAGENT_FILE, SWEBENCH_FILE
+
+
+def _options() -> list[tuple[str, ...]]:
+    """(override, ...) per option: top-level groups, and locator sub-groups under two_phase."""
+    combos = []
+    for group in sorted(p for p in CONF_DIR.iterdir() if p.is_dir()):
+        for option in sorted(group.glob("*.yaml")):
+            combos.append((f"{group.name}={option.stem}",))
+        for sub in sorted(p for p in group.iterdir() if p.is_dir()):
+            for option in sorted(sub.glob("*.yaml")):
+                combos.append(("locator=two_phase", f"{group.name}/{sub.name}={option.stem}"))
+    return combos
+
+
+def _needs(overrides: tuple[str, ...], tmp_path: Path) -> tuple[str, ...]:
+    """Values an option requires from the user (marked ??? in its YAML), and data it reads in place."""
+    joined = " ".join(overrides)
+    extra: tuple[str, ...] = ()
+    if "locator=imported" in joined:
+        outputs = tmp_path / "outputs.jsonl"
+        outputs.write_text('{"task": "t", "files": []}\n')
+        extra += (f"locator.path={outputs}", "locator.system=Peer")
+    if "locator=locagent" in joined and not LOCAGENT_FILE.is_file():
+        pytest.skip(f"LocAgent outputs not found at {LOCAGENT_FILE}")
+    if "swebench" in joined and not SWEBENCH_FILE.is_file():
+        pytest.skip(f"SWE-bench subset not found at {SWEBENCH_FILE}")
+    if "locator=locagent" in joined:
+        extra += (f"locator.path={LOCAGENT_FILE}",)
+    return extra
+
+
+def _targets(node, path="") -> list[str]:
+    found = []
+    if isinstance(node, DictConfig):
+        if "_target_" in node:
+            found.append(path)
+        else:
+            for key in node:
+                found += _targets(node[key], f"{path}.{key}" if path else str(key))
+    return found
+
+
+@pytest.mark.parametrize("overrides", _options(), ids=lambda o: " ".join(o))
+def test_every_option_composes_and_every_target_instantiates(overrides, tmp_path):
+    cfg = compose_config(*overrides, *_needs(overrides, tmp_path))
+    assert OmegaConf.to_container(cfg, resolve=True)  # every interpolation resolves
+    targets = _targets(cfg)
+    assert targets, f"{overrides}: nothing to instantiate"
+    for path in targets:
+        assert instantiate(OmegaConf.select(cfg, path)) is not None, path
+
+
+def test_every_group_option_is_covered():
+    # the parametrization above is built from the folder: a new YAML is tested without editing this file
+    assert len(_options()) >= len(list(CONF_DIR.rglob("*.yaml"))) - 2  # config.yaml and serve.yaml are roots
+
+
+def readme_commands(module_pattern: str = r"experiments\.(run|score)") -> list[list[str]]:
+    """Each `python -m experiments.run|score ...` line of the README's bash blocks, as argv."""
+    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            argv = shlex.split(line, comments=True)
+            if len(argv) > 2 and argv[0] == "python" and argv[1] == "-m" and re.fullmatch(module_pattern, argv[2]):
+                commands.append(argv[2:])
+    return commands
+
+
+def _expand(overrides: list[str]) -> list[list[str]]:
+    """A sweep's overrides as the single-job override lists it launches (first value x each other)."""
+    jobs = [[]]
+    for override in overrides:
+        key, _, value = override.partition("=")
+        values = value.split(",") if ("," in value and not value.startswith("[")) else [value]
+        jobs = [job + [f"{key}={v}"] for job in jobs for v in values]
+    return jobs
+
+
+@pytest.mark.parametrize("argv", readme_commands(), ids=lambda a: " ".join(a))
+def test_readme_commands_compose(argv, tmp_path):
+    overrides = [a for a in argv[1:] if a != "-m"]
+    for job in _expand(overrides):
+        compose_config(*job, *_needs(tuple(job), tmp_path))
+
+
+def test_the_readme_has_run_commands():
+    assert len(readme_commands()) >= 8

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from dataset.manifest import GoldSpan
+from dataset.manifest import Gold, GoldSpan
 from locator.outline import definitions, innermost
 
 GOLD_RULE = (
@@ -110,3 +110,20 @@ def derive_entities(spans: list[GoldSpan], source_of: Callable[[str], str]) -> l
             if found is not None:
                 entities.setdefault(f"{span.path}:{found.qualname}", None)
     return list(entities)
+
+
+class GoldMismatchError(ValueError):
+    """Gold that does not fit the subject it is about: a task with it would be scored wrong."""
+
+
+def check_gold(gold: Gold, line_count_of: Callable[[str], int | None], what: str) -> None:
+    """Every gold file is a readable text file of the subject and every gold span lies inside it;
+    checked before localizing, so such a task fails closed instead of scoring a miss."""
+    for path in gold.files:
+        if line_count_of(path) is None:
+            raise GoldMismatchError(f"{what}: gold file {path!r} is not a readable text file of the subject")
+    for span in gold.spans:
+        lines = line_count_of(span.path)
+        if span.end_line > lines:
+            raise GoldMismatchError(f"{what}: gold span {span.path}:{span.start_line}-{span.end_line} ends past the "
+                                    f"end of the file ({lines} lines in the subject)")

@@ -114,6 +114,11 @@ class Manifest(Record):
 
     def select(self, task_ids: list[str] | None = None, limit: int | None = None,
                split: str | None = None) -> list[ManifestRow]:
+        """The tasks to run; never empty (an empty selection is an error, not a job that scores nothing)."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ManifestError(f"limit must be a positive number of tasks (or null for all), got {limit!r}")
+        if not self.rows:
+            raise ManifestError(f"{self.source}: the manifest holds no task")
         rows = self.rows
         if split is not None:
             rows = [r for r in rows if r.task.metadata.get("split") == split]

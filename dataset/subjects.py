@@ -3,10 +3,16 @@
 Content-addressed: the cache key is the subject spec itself, so an identical spec is fetched once.
 Every expected file hash is checked after materializing (and again when reusing the cache);
 a mismatch fails the task closed — it is never localized or scored against the wrong code.
+A downloaded artifact must carry the manifest's file name and sha256. When a subject is built,
+a digest of the whole tree (every file's size and BLAKE3 hash) is recorded beside it; a cached
+subject is checked against it once per process before it is used, so a file changed in the cache
+(gold or not) fails the task closed.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,10 +24,13 @@ from pathlib import Path
 from packaging.utils import parse_wheel_filename
 
 from dataset.manifest import GitSubject, LocalSubject, PypiSubject, SubjectSpec
+import blake3
+
 from locator.hashing import blake3_hex, canonical_json, sha256_file
 from locator.repository import PathOutsideSubjectError, normalize_relpath
 
 _MARKER = ".loclab-subject.json"
+_TREE_DIGEST = "tree-digest.json"
 
 
 class SubjectError(RuntimeError):
@@ -87,13 +96,39 @@ def _pip_download(spec: PypiSubject, dest: Path) -> Path:
     if len(artifacts) != 1:
         raise SubjectError(f"pip download {spec.requirement}: expected one artifact, got {[a.name for a in artifacts]}")
     artifact = artifacts[0]
-    if artifact.name == spec.artifact_filename and spec.artifact_sha256:
+    if artifact.name != spec.artifact_filename:
+        raise SubjectIntegrityError(f"pip download {spec.requirement} gave {artifact.name}, the manifest names "
+                                    f"{spec.artifact_filename}; refusing to use it")
+    if spec.artifact_sha256:
         actual = sha256_file(artifact)
         if actual != spec.artifact_sha256:
             raise SubjectIntegrityError(
                 f"{artifact.name}: artifact sha256 mismatch: expected {spec.artifact_sha256}, got {actual}"
             )
     return artifact
+
+
+def tree_digest(root: Path) -> dict[str, list]:
+    """Every file of a tree: [size, BLAKE3] (a symlink: ["symlink", its target]), by path. Paths
+    that are not UTF-8 are kept, escaped, so they are covered too."""
+    digest: dict[str, list] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]):
+            path = Path(dirpath) / name
+            key = os.fsencode(path.relative_to(root)).decode("utf-8", "backslashreplace")
+            if path.is_symlink():
+                digest[key] = ["symlink", os.fsencode(os.readlink(path)).decode("utf-8", "backslashreplace")]
+            else:
+                data = path.read_bytes()
+                digest[key] = [len(data), blake3.blake3(data).hexdigest()]
+    return digest
+
+
+def _digest_differences(recorded: dict[str, list], current: dict[str, list]) -> list[str]:
+    changed = [f"changed {p}" for p in sorted(set(recorded) & set(current)) if recorded[p] != current[p]]
+    return (changed + [f"added {p}" for p in sorted(set(current) - set(recorded))]
+            + [f"removed {p}" for p in sorted(set(recorded) - set(current))])
 
 
 def _safe_target(root: Path, member: str) -> Path:
@@ -144,6 +179,8 @@ def _publish(staging: Path, final: Path) -> None:
 
 
 class SubjectStore:
+    _verified: set[Path] = set()  # cached trees checked against their digest in this process
+
     def __init__(self, cache_dir: str | Path, manifest_dir: str | Path | None = None):
         self.cache_dir = Path(cache_dir)
         self.manifest_dir = Path(manifest_dir) if manifest_dir else Path.cwd()
@@ -165,18 +202,35 @@ class SubjectStore:
         final = self.cache_dir / "subjects" / spec.kind / _spec_key(spec)
         tree = final / "tree"
         if (final / _MARKER).is_file():
-            return tree
+            if not (final / _TREE_DIGEST).is_file():  # cached by an older loclab: nothing to check it against
+                shutil.rmtree(final, ignore_errors=True)
+            else:
+                self._check_tree(final, what)
+                return tree
         final.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=final.parent))
         try:
             build(spec, staging, staging / "tree")
             verify_files(staging / "tree", spec.verify_sha256, what)
+            (staging / _TREE_DIGEST).write_text(json.dumps(tree_digest(staging / "tree"), sort_keys=True), encoding="utf-8")
             (staging / _MARKER).write_text(canonical_json(spec.model_dump(mode="json")) + "\n", encoding="utf-8")
             _publish(staging, final)
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
         return tree
+
+    def _check_tree(self, final: Path, what: str) -> None:
+        tree = final / "tree"
+        if tree in self._verified:
+            return
+        recorded = json.loads((final / _TREE_DIGEST).read_text(encoding="utf-8"))
+        differences = _digest_differences(recorded, tree_digest(tree))
+        if differences:
+            shown = ", ".join(differences[:5]) + (f" (+{len(differences) - 5} more)" if len(differences) > 5 else "")
+            raise SubjectIntegrityError(f"{what}: cached subject {tree} differs from the tree it was built as: {shown}; "
+                                        f"delete {final} to rebuild it")
+        self._verified.add(tree)
 
     def _build_pypi(self, spec: PypiSubject, staging: Path, tree: Path) -> None:
         artifact = _pip_download(spec, staging / "download")

@@ -16,12 +16,13 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from pydantic import ValidationError
 
+from dataset.gold import check_gold
 from dataset.manifest import Manifest, ManifestRow
 from dataset.subjects import SubjectStore, source_reader
 from experiments.identity import code_identity
 from locator.base import Locator
 from locator.hashing import blake3_hex, canonical_json
-from locator.repository import RepositoryView
+from locator.repository import PathOutsideSubjectError, RepositoryView, UnknownFileError
 from locator.result import LocalizationResult, Provenance
 from locator.runtime import localize
 from locator.system_one.backend import Backend
@@ -65,6 +66,9 @@ class Job:
         self.manifest = manifest
         self.locator_name = locator_name
         self.locator: Locator = instantiate(cfg.locator)
+        check_inputs = getattr(self.locator, "check_inputs", None)
+        if check_inputs is not None:
+            check_inputs()  # a bad input fails the job before any subject is fetched
         self.backend: Backend | None = instantiate(cfg.system_one.backend) if cfg.system_one else None
         cache_cfg = cfg.system_one.cache if cfg.system_one else None
         self.cache = DecisionCache(cache_cfg.path) if cache_cfg and cache_cfg.enabled else None
@@ -105,6 +109,7 @@ class Job:
         reused = False
         try:
             repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id))
+            check_gold(row.gold, _line_count_in(repo), what=row.task.id)
             saved = self._saved(result_path, localize_missing)
             if saved is not None:
                 result, reused = saved, True
@@ -163,3 +168,13 @@ class Job:
 def _origin(row: ManifestRow) -> tuple[str, str | None]:
     split = row.task.metadata.get("split")
     return row.task.subject.repository, None if split is None else str(split)
+
+
+def _line_count_in(repo: RepositoryView):
+    def line_count(path: str) -> int | None:
+        try:
+            return repo.stat(path).line_count
+        except (UnknownFileError, PathOutsideSubjectError):
+            return None
+
+    return line_count

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import os
+import socket
+import sys
 import time
 import traceback
 import warnings
@@ -16,7 +18,9 @@ import hydra
 import mlflow
 import pandas as pd
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from hydra.utils import instantiate
+from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig
 from tqdm import tqdm
 
@@ -24,16 +28,25 @@ from experiments.identity import code_identity
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import Job
 from experiments.report import per_task_frame, print_summary
-from experiments.tracking import PARENT_RUN_ENV, PARENT_TAG, ensure_experiment, flatten, mlflow_key, tracking_uri
+from experiments.tracking import (
+    PARENT_RUN_ENV, PARENT_TAG, close_stale_runs, ensure_experiment, finished_job, flatten, mlflow_key, tracking_uri,
+)
+from locator.hashing import blake3_hex, canonical_json
+from locator.redact import redact
 from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
 
 register_resolvers()
 
-PARAM_GROUPS = ("dataset", "locator", "system_one", "repeats", "force", "limit", "tasks", "split")
+PARAM_GROUPS = ("dataset", "locator", "system_one", "repeats", "force", "limit", "tasks", "split", "allow_failed_tasks")
+EXIT_TASKS_FAILED = 3
 
 
-class JobFailedError(RuntimeError):
-    pass
+class JobConfigError(ValueError):
+    """A job setting that cannot run (repeats < 1, …); the message names the setting."""
+
+
+class TasksFailedError(RuntimeError):
+    """Some task of the job failed: the job is FAILED (exit 3) unless allow_failed_tasks=true."""
 
 
 def _log_metrics(scores: dict[str, float | None]) -> None:
@@ -65,35 +78,69 @@ def _log_task(outcome, stage: str) -> None:
         mlflow.end_run(status=status)
 
 
+def _check(cfg: DictConfig) -> None:
+    if isinstance(cfg.repeats, bool) or not isinstance(cfg.repeats, int) or cfg.repeats < 1:
+        raise JobConfigError(f"repeats must be a positive number of repeats per task, got {cfg.repeats!r}")
+
+
+def _job_key(job: Job, rows, cfg: DictConfig, stage: str) -> str:
+    """What makes two job runs the same job: results address, task set and selection, stage."""
+    selection = {"tasks": [r.task.id for r in rows], "repeats": cfg.repeats, "stage": stage}
+    return blake3_hex(canonical_json({"run_key": job.run_key, "manifest": job.manifest.content_hash, **selection}))[:16]
+
+
 def run_job(cfg: DictConfig, localize_missing: bool) -> None:
     stage = "localize+score" if localize_missing else "score"
     choices = HydraConfig.get().runtime.choices
     locator_name = choices["locator"]
     experiment_id = ensure_experiment(cfg.tracking)
     mlflow.set_experiment(experiment_id=experiment_id)  # nested task runs inherit it
+    parent = os.environ.get(PARENT_RUN_ENV)
+    try:  # an error here is recorded in the job's own (FAILED) run below
+        _check(cfg)
+        manifest = instantiate(cfg.dataset.loader)
+        job = Job(cfg, manifest, locator_name)
+        rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
+        job_key, setup_error = _job_key(job, rows, cfg, stage), None
+    except Exception as exc:  # noqa: BLE001
+        manifest = job = rows = job_key = None
+        setup_error = exc
+    client = MlflowClient()
+    if job_key is not None:
+        for killed in close_stale_runs(client, experiment_id, job_key):
+            print(f"marked KILLED: run {killed} of this job, left RUNNING by a process that is gone")
+        if parent:
+            done = finished_job(client, experiment_id, parent, job_key)
+            if done is not None:
+                print(f"already finished in this sweep (run {done}): not run again")
+                return
     tags = {"loclab.kind": "job", "loclab.stage": stage, "loclab.locator": locator_name,
-            "loclab.producer": str(cfg.locator.get("system") or "loclab"),
+            "loclab.producer": redact(str(cfg.locator.get("system") or "loclab")),
             "loclab.dataset": cfg.dataset.name, "loclab.git_revision": git_revision(),
             "loclab.code_identity": code_identity().source_blake3, "loclab.code_dirty": str(code_identity().dirty).lower(),
-            "loclab.repeat_reduction": REPEAT_REDUCTION, "loclab.ci_method": CI_METHOD}
-    if os.environ.get(PARENT_RUN_ENV):
-        tags[PARENT_TAG] = os.environ[PARENT_RUN_ENV]
+            "loclab.repeat_reduction": REPEAT_REDUCTION, "loclab.ci_method": CI_METHOD,
+            "loclab.host": socket.gethostname(), "loclab.pid": str(os.getpid())}
+    if job_key is not None:
+        tags["loclab.job_key"] = job_key
+    if parent:
+        tags[PARENT_TAG] = parent
     with mlflow.start_run(experiment_id=experiment_id, run_name=f"{locator_name}@{cfg.dataset.name}", tags=tags):
         try:
-            _run(cfg, locator_name, stage, localize_missing)
+            mlflow.log_params(flatten(cfg, PARAM_GROUPS))
+            if setup_error is not None:
+                raise setup_error
+            _run(cfg, job, manifest, rows, locator_name, stage, localize_missing)
         except BaseException as exc:
-            mlflow.set_tag("loclab.error", f"{type(exc).__name__}: {exc}"[:4000])
-            mlflow.log_text(traceback.format_exc(), "error.txt")
-            raise
+            mlflow.set_tag("loclab.error", redact(f"{type(exc).__name__}: {exc}")[:4000])
+            mlflow.log_text(redact(traceback.format_exc()), "error.txt")
+            if isinstance(exc, (SystemExit, KeyboardInterrupt)):
+                mlflow.end_run(status="KILLED")  # stopped from outside: a rerun resumes it
+            raise  # otherwise the run ends FAILED
 
 
-def _run(cfg: DictConfig, locator_name: str, stage: str, localize_missing: bool) -> None:
-    mlflow.log_params(flatten(cfg, PARAM_GROUPS))
-    manifest = instantiate(cfg.dataset.loader)
-    job = Job(cfg, manifest, locator_name)
-    rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
+def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: str, localize_missing: bool) -> None:
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
-                     "loclab.system_one_identity": job.system_one_identity,
+                     "loclab.system_one_identity": redact(job.system_one_identity),
                      "loclab.results_dir": str(job.results_dir)})
     with warnings.catch_warnings():
         # MLflow registers two equivalent local-file source types and warns that it picked one.
@@ -129,14 +176,31 @@ def _run(cfg: DictConfig, locator_name: str, stage: str, localize_missing: bool)
     for failed in outcomes:
         if failed.status == "failed":
             print(f"FAILED {failed.task_id}/r{failed.repeat}: {failed.error}")
-    print(f"MLflow UI: mlflow ui --backend-store-uri {tracking_uri(cfg.tracking)}")
-    if not len(ok):
-        raise JobFailedError(f"every task failed ({len(frame)}); see the per-task errors above")
+    print(f"MLflow UI: mlflow ui --backend-store-uri {redact(tracking_uri(cfg.tracking))}")
+    if counts["tasks_failed"]:
+        mlflow.set_tag("loclab.tasks_failed", str(counts["tasks_failed"]))
+        if not len(ok):
+            raise TasksFailedError(f"every task failed ({len(frame)}); see the per-task errors above")
+        if not cfg.allow_failed_tasks:
+            raise TasksFailedError(f"{counts['tasks_failed']} of {len(frame)} tasks failed (their errors are above); "
+                                   "the job is marked FAILED — allow_failed_tasks=true keeps it FINISHED")
+
+
+def run_or_exit(cfg: DictConfig, localize_missing: bool) -> None:
+    """A single job whose tasks failed exits 3 (a script can tell it from a crash); in a sweep the
+    job fails like any other so the sweep goes on and its parent run is FAILED."""
+    try:
+        run_job(cfg, localize_missing)
+    except TasksFailedError as exc:
+        if HydraConfig.get().mode == RunMode.MULTIRUN:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(EXIT_TASKS_FAILED)
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> None:
-    run_job(cfg, localize_missing=True)
+    run_or_exit(cfg, localize_missing=True)
 
 
 if __name__ == "__main__":

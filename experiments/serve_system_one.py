@@ -5,8 +5,10 @@ Prints `loclab System One listening on URL` once the socket is bound (port 0 pic
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
+import sys
 
 import hydra
 import uvicorn
@@ -15,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from experiments.paths import register_resolvers
 from locator.system_one.cache import DecisionCache
-from locator.system_one.server import FaultPlan, create_app
+from locator.system_one.server import FaultPlan, Limits, create_app
 
 register_resolvers()
 
@@ -31,7 +33,11 @@ def main(cfg: DictConfig) -> None:
         if not api_key:
             raise SystemExit(f"server.api_key_env={server.api_key_env} is not set")
     faults = FaultPlan(**OmegaConf.to_container(server.faults, resolve=True))
-    app = create_app(backend, so.model, cache, faults, api_key)
+    limits = Limits(max_request_bytes=server.max_request_bytes, max_questions=server.max_questions)
+    if api_key is None and not _loopback(server.host):
+        print(f"WARNING: serving on {server.host}, reachable from other machines, WITHOUT a key: anyone who can reach "
+              f"it can spend this backend. Set server.api_key_env to require a bearer key.", file=sys.stderr, flush=True)
+    app = create_app(backend, so.model, cache, faults, limits, api_key)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -41,6 +47,15 @@ def main(cfg: DictConfig) -> None:
     host, port = sock.getsockname()
     print(f"loclab System One listening on http://{host}:{port}/v1/answer (backend {backend.identity})", flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning", workers=1)).run(sockets=[sock])
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 if __name__ == "__main__":

@@ -33,8 +33,9 @@ class LocatorOutput:
 @runtime_checkable
 class Locator(Protocol):
     """`name` labels its runs. Optional attributes the runner honours: `uses_system_one = False`
-    (its results do not depend on the System One backend) and `input_identity` (a content hash of
-    any input outside the config, part of the results' content address).
+    (its results do not depend on the System One backend), `input_identity` (a content hash of
+    any input outside the config, part of the results' content address) and `check_inputs()`
+    (validates such inputs once, before any task runs).
 
     A locator sees the code only through `ctx`: every line it is handed is metered and traced."""
 

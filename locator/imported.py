@@ -4,9 +4,14 @@ exactly like loclab's own locators (`locator=locagent`, `locator=imported`).
 Formats: `locagent` (LocAgent / SweRank `loc_outputs.jsonl`: found_files, found_modules,
 found_entities), `agentless` (found_files, found_related_locs, found_edit_locs) and `generic`
 (`{"task": id, "files": [{"path": p, "ranges": [[start, end], ...]}]}`). List fields may be JSON
-lists or Python-literal strings (parsed with `ast.literal_eval`, never `eval`). A path that escapes
-the subject root fails the task; a task the file does not cover fails too (never scored as empty).
-The imported system's cost is unknown, so it is reported as null.
+lists or Python-literal strings (parsed with `ast.literal_eval`, never `eval`).
+
+The whole file is validated before any subject is fetched (`check_inputs`): malformed JSON, a row
+that is not an object, two rows for one task, a path that escapes the subject root, a negative or
+reversed range — each an error naming the file, the line and the field. A range past the end of
+its file is clipped to the file (a range that starts past it is dropped), with a warning; a task
+the file does not cover fails (never scored as empty). The imported system's cost is unknown, so
+it is reported as null.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
@@ -37,7 +44,7 @@ _LOC_LINE = re.compile(r"^\s*(line|function|class|method|variable)\s*:\s*(\S+)",
 
 
 class ImportedResultError(ValueError):
-    pass
+    """A bad imported file: the message names the file, the line (or JSON item) and the field."""
 
 
 def _as_list(value: Any, field: str, where: str) -> list:
@@ -60,6 +67,98 @@ def _flatten(items: list) -> list[str]:
     return out
 
 
+def _path(raw: object, field: str, where: str) -> str:
+    if not isinstance(raw, str):
+        raise ImportedResultError(f"{where}: field {field}: a path must be a string, got {type(raw).__name__}")
+    try:
+        return normalize_relpath(raw.strip())
+    except ValueError as exc:
+        raise ImportedResultError(f"{where}: field {field}: rejected path: {exc}") from None
+
+
+def _range(raw: object, field: str, where: str) -> tuple[int, int]:
+    if (not isinstance(raw, (list, tuple)) or len(raw) != 2
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in raw)):
+        raise ImportedResultError(f"{where}: field {field}: a range is [start_line, end_line] of integers, got {raw!r}")
+    start, end = raw
+    if start < 1 or end < start:
+        raise ImportedResultError(f"{where}: field {field}: need 1 <= start_line <= end_line, got [{start}, {end}]")
+    return start, end
+
+
+@dataclass(frozen=True)
+class ImportedRow:
+    """One task's imported answer, validated: ranked paths, line ranges and entity names per path."""
+
+    where: str
+    files: list[str]
+    ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    entities: dict[str, list[str]] = field(default_factory=dict)
+    ranked_modules: list[str] | None = None
+    ranked_entities: list[str] | None = None
+
+
+def _names(item: dict, key: str, where: str) -> list[str]:
+    """A ranked `path:Qualified.name` list, paths normalized, first occurrence kept."""
+    names: dict[str, None] = {}
+    for entry in _flatten(_as_list(item.get(key), key, where)):
+        path, _, name = entry.partition(":")
+        names.setdefault(f"{_path(path, key, where)}:{name}" if name else _path(path, key, where), None)
+    return list(names)
+
+
+def _locagent(item: dict, where: str) -> ImportedRow:
+    files = [_path(p, "found_files", where) for p in _flatten(_as_list(item.get("found_files"), "found_files", where))]
+    entities = _names(item, "found_entities", where)
+    by_file: dict[str, list[str]] = {}
+    for entity in entities:
+        path, _, name = entity.partition(":")
+        if name:
+            by_file.setdefault(path, []).append(name)
+    # LocAgent's module and function Acc@k rank its own lists: keep them as they were ranked.
+    return ImportedRow(where, files, entities=by_file, ranked_modules=_names(item, "found_modules", where),
+                       ranked_entities=entities)
+
+
+def _agentless(item: dict, where: str) -> ImportedRow:
+    files = [_path(p, "found_files", where) for p in _flatten(_as_list(item.get("found_files"), "found_files", where))]
+    key = "found_edit_locs" if item.get("found_edit_locs") else "found_related_locs"
+    locs = item.get(key) or []
+    if isinstance(locs, dict):
+        per_file = {_path(p, key, where): _flatten(v if isinstance(v, list) else [v]) for p, v in locs.items()}
+    else:
+        per_file = {p: _flatten(v if isinstance(v, list) else [v]) for p, v in zip(files, _as_list(locs, key, where))}
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    entities: dict[str, list[str]] = {}
+    for path, entries in per_file.items():
+        for entry in entries:
+            for line in str(entry).splitlines():
+                match = _LOC_LINE.match(line)
+                if not match:
+                    continue
+                kind, value = match.group(1).lower(), match.group(2)
+                if kind == "line" and value.isdigit() and int(value) >= 1:
+                    ranges.setdefault(path, []).append((int(value), int(value)))
+                elif kind in ("function", "class", "method"):
+                    entities.setdefault(path, []).append(value)
+    return ImportedRow(where, files, ranges=ranges, entities=entities)
+
+
+def _generic(item: dict, where: str) -> ImportedRow:
+    files, ranges = [], {}
+    for i, entry in enumerate(_as_list(item.get("files"), "files", where)):
+        if not isinstance(entry, dict) or "path" not in entry:
+            raise ImportedResultError(f"{where}: field files[{i}]: expected an object with a path, got {entry!r}")
+        path = _path(entry["path"], f"files[{i}].path", where)
+        files.append(path)
+        ranges[path] = [_range(r, f"files[{i}].ranges[{j}]", where)
+                        for j, r in enumerate(_as_list(entry.get("ranges"), f"files[{i}].ranges", where))]
+    return ImportedRow(where, files, ranges=ranges)
+
+
+_PARSERS = {Format.LOCAGENT: _locagent, Format.AGENTLESS: _agentless, Format.GENERIC: _generic}
+
+
 class ImportedLocator(Settings):
     name: ClassVar[str] = "imported"
     uses_system_one: ClassVar[bool] = False
@@ -75,55 +174,80 @@ class ImportedLocator(Settings):
             raise ImportedResultError(f"{self.path}: imported results file not found")
         return sha256_file(self.path)
 
-    @cached_property
-    def _rows(self) -> dict[str, dict]:
+    def check_inputs(self) -> None:
+        """Parse and validate the whole file up front: a bad file fails before any subject is fetched."""
+        _ = self._rows
+
+    def _items(self) -> list[tuple[str, object]]:
         if not self.path.is_file():
             raise ImportedResultError(f"{self.path}: imported results file not found")
         text = self.path.read_text(encoding="utf-8")
-        rows: dict[str, dict] = {}
-        items = json.loads(text) if self.path.suffix == ".json" else [
-            json.loads(line) for line in text.splitlines() if line.strip()]
-        for number, item in enumerate(items, 1):
+        if self.path.suffix == ".json":
+            try:
+                items = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ImportedResultError(f"{self.path}:{exc.lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+            if not isinstance(items, list):
+                raise ImportedResultError(f"{self.path}: a .json import is a list of objects, got {type(items).__name__}")
+            return [(f"{self.path}: item {n}", item) for n, item in enumerate(items, 1)]
+        found = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                found.append((f"{self.path}:{lineno}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ImportedResultError(f"{self.path}:{lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+        return found
+
+    @cached_property
+    def _rows(self) -> dict[str, ImportedRow]:
+        rows: dict[str, ImportedRow] = {}
+        for where, item in self._items():
+            if not isinstance(item, dict):
+                raise ImportedResultError(f"{where}: expected a JSON object, got {type(item).__name__}")
             key = item.get("instance_id") or item.get("task")
-            if not key:
-                raise ImportedResultError(f"{self.path}:{number}: no instance_id or task field")
-            rows[str(key)] = item | {"_where": f"{self.path}:{number}"}
+            if not isinstance(key, str) or not key:
+                raise ImportedResultError(f"{where}: field instance_id (or task): missing or not a string")
+            if key in rows:
+                raise ImportedResultError(f"{self.path}: task {key} has two rows: {rows[key].where} and {where}; "
+                                          "keep one (which one is right cannot be guessed)")
+            rows[key] = _PARSERS[self.format](item, where)
         return rows
 
     def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
         row = self._rows.get(task.id)
         if row is None:
             raise ImportedResultError(f"{self.path}: no imported result for task {task.id}")
-        where = row["_where"]
-        parse = {Format.LOCAGENT: self._locagent, Format.AGENTLESS: self._agentless, Format.GENERIC: self._generic}
-        files = parse[self.format](row, ctx, where)
-        modules = entities = None
-        if self.format == Format.LOCAGENT:
-            # LocAgent's module and function Acc@k rank its own lists: keep them as they were ranked.
-            modules = self._names(row, "found_modules", where)
-            entities = self._names(row, "found_entities", where)
+        evidence = {path: self._entity_spans(ctx, path, names) for path, names in row.entities.items()}
+        for path, ranges in row.ranges.items():
+            evidence.setdefault(path, []).extend(self._clipped(ctx, path, ranges, row.where))
+        files = self._assemble(row.files, evidence)
         ctx.decide(stage="import", source=str(self.path), files=[f.path for f in files])
         return LocatorOutput(files=files, confidence_semantics="rank only (imported; no confidence)",
                              producer=Producer(system=self.system, model=self.model,
                                                confidence_semantics="rank only (imported; no confidence)"),
-                             cost_known=False, ranked_modules=modules, ranked_entities=entities)
-
-    # --- formats ------------------------------------------------------------------------------
+                             cost_known=False, ranked_modules=row.ranked_modules, ranked_entities=row.ranked_entities)
 
     @staticmethod
-    def _path(raw: str, where: str) -> str:
+    def _clipped(ctx: LocatorContext, path: str, ranges: list[tuple[int, int]], where: str) -> list[Evidence]:
+        """Ranges clipped to the lines the file has: lines that do not exist are never scored. Each
+        clip or drop is a warning on stderr and in the trace."""
         try:
-            return normalize_relpath(raw.strip())
-        except ValueError as exc:
-            raise ImportedResultError(f"{where}: rejected path: {exc}") from None
-
-    def _names(self, row: dict, field: str, where: str) -> list[str]:
-        """A ranked `path:Qualified.name` list, paths normalized, first occurrence kept."""
-        names: dict[str, None] = {}
-        for entry in _flatten(_as_list(row.get(field), field, where)):
-            path, _, name = entry.partition(":")
-            names.setdefault(f"{self._path(path, where)}:{name}" if name else self._path(path, where), None)
-        return list(names)
+            lines = ctx.stat(path).line_count
+        except UnknownFileError:
+            lines = 0
+        kept = []
+        for start, end in ranges:
+            if start > lines or end > lines:
+                message = (f"{where}: {path} [{start}, {end}] " + (f"clipped to [{start}, {lines}]" if start <= lines else
+                           "dropped") + f": the file has {lines} lines in the subject")
+                warnings.warn(message, ImportedRangeWarning, stacklevel=2)
+                ctx.decide(stage="import", warning=message)
+            if start <= lines:
+                end = min(end, lines)
+                kept.append(Evidence(id=f"{path}#{start}-{end}", start_line=start, end_line=end, reason="imported range"))
+        return kept
 
     def _entity_spans(self, ctx: LocatorContext, path: str, names: list[str]) -> list[Evidence]:
         try:
@@ -142,45 +266,6 @@ class ImportedLocator(Settings):
         paths = list(dict.fromkeys(ordered_paths + list(evidence)))
         return [ResultFile(path=p, reason=f"imported from {self.system}", evidence=evidence.get(p, [])) for p in paths]
 
-    def _locagent(self, row: dict, ctx: LocatorContext, where: str) -> list[ResultFile]:
-        files = [self._path(p, where) for p in _flatten(_as_list(row.get("found_files"), "found_files", where))]
-        by_file: dict[str, list[str]] = {}
-        for entity in _flatten(_as_list(row.get("found_entities"), "found_entities", where)):
-            path, _, name = entity.partition(":")
-            if name:
-                by_file.setdefault(self._path(path, where), []).append(name)
-        evidence = {p: self._entity_spans(ctx, p, names) for p, names in by_file.items()}
-        return self._assemble(files, evidence)
 
-    def _agentless(self, row: dict, ctx: LocatorContext, where: str) -> list[ResultFile]:
-        files = [self._path(p, where) for p in _flatten(_as_list(row.get("found_files"), "found_files", where))]
-        locs = row.get("found_edit_locs") or row.get("found_related_locs") or []
-        if isinstance(locs, dict):
-            per_file = {self._path(p, where): _flatten(v if isinstance(v, list) else [v]) for p, v in locs.items()}
-        else:
-            per_file = {p: _flatten(v if isinstance(v, list) else [v]) for p, v in zip(files, _as_list(locs, "locs", where))}
-        evidence: dict[str, list[Evidence]] = {}
-        for path, entries in per_file.items():
-            names, spans = [], []
-            for entry in entries:
-                for line in str(entry).splitlines():
-                    match = _LOC_LINE.match(line)
-                    if not match:
-                        continue
-                    kind, value = match.group(1).lower(), match.group(2)
-                    if kind == "line" and value.isdigit():
-                        spans.append(Evidence(id=f"{path}#L{value}", start_line=int(value), end_line=int(value),
-                                              reason="imported edit line"))
-                    elif kind in ("function", "class", "method"):
-                        names.append(value)
-            evidence[path] = self._entity_spans(ctx, path, names) + spans
-        return self._assemble(files, evidence)
-
-    def _generic(self, row: dict, ctx: LocatorContext, where: str) -> list[ResultFile]:
-        files, evidence = [], {}
-        for entry in _as_list(row.get("files"), "files", where):
-            path = self._path(str(entry["path"]), where)
-            files.append(path)
-            evidence[path] = [Evidence(id=f"{path}#{s}-{e}", start_line=int(s), end_line=int(e), reason="imported range")
-                              for s, e in entry.get("ranges", [])]
-        return self._assemble(files, evidence)
+class ImportedRangeWarning(UserWarning):
+    """An imported range past the end of its file was clipped (or dropped when it starts past it)."""

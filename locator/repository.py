@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from dataclasses import dataclass
@@ -25,8 +26,10 @@ class UnknownFileError(KeyError):
 class SkipReason(StrEnum):
     BINARY = "binary"
     NOT_UTF8 = "not_utf8"
+    NAME_NOT_UTF8 = "name_not_utf8"  # a path that cannot be named in UTF-8 (JSON, hashes, questions)
     OVERSIZED = "oversized"
     SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
+    SYMLINK_LOOP = "symlink_loop"
     UNREADABLE = "unreadable"
 
 
@@ -63,6 +66,14 @@ class ReadCounters:
     reads: int
     lines: int
     bytes: int
+
+
+def _loops(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def normalize_relpath(path: str) -> str:
@@ -116,25 +127,36 @@ class RepositoryView:
                     files[rel] = info
         return files
 
-    def _inside_root(self, path: Path) -> bool:
+    def _symlink_problem(self, path: Path) -> SkipReason | None:
+        """Why a symlink cannot be followed: it loops, or it leaves the root."""
         try:
-            path.resolve().relative_to(self.root)
+            path.resolve(strict=True).relative_to(self.root)
+        except (RuntimeError, OSError):  # RuntimeError: a loop on Python 3.11; OSError: ELOOP or dangling
+            return SkipReason.SYMLINK_LOOP if _loops(path) else SkipReason.UNREADABLE
         except ValueError:
-            return False
-        return True
+            return SkipReason.SYMLINK_OUTSIDE_ROOT
+        return None
 
     def _dir_allowed(self, path: Path) -> bool:
         if path.is_symlink():
-            if not self._inside_root(path):
-                self.skipped[SkipReason.SYMLINK_OUTSIDE_ROOT] += 1
+            problem = self._symlink_problem(path)
+            if problem is not None:
+                self.skipped[problem] += 1
             # A symlinked directory inside the root is the same files twice: skip it silently.
             return False
         return True
 
     def _inspect(self, full: Path, rel: str) -> FileInfo | None:
-        if full.is_symlink() and not self._inside_root(full):
-            self.skipped[SkipReason.SYMLINK_OUTSIDE_ROOT] += 1
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            self.skipped[SkipReason.NAME_NOT_UTF8] += 1
             return None
+        if full.is_symlink():
+            problem = self._symlink_problem(full)
+            if problem is not None:
+                self.skipped[problem] += 1
+                return None
         try:
             if not full.is_file():
                 return None

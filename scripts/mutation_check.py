@@ -105,8 +105,8 @@ MUTATIONS = [
 ]
 
 
-def run(mutation: Mutation) -> bool:
-    """True when the tests went red (the mutation was killed)."""
+def run(mutation: Mutation) -> tuple[bool, str]:
+    """Whether the tests went red (the mutation was killed), and pytest's closing line."""
     path = ROOT / mutation.path
     original = path.read_text(encoding="utf-8")
     if original.count(mutation.old) != 1:
@@ -117,7 +117,8 @@ def run(mutation: Mutation) -> bool:
                               cwd=ROOT, capture_output=True, text=True)
     finally:
         path.write_text(original, encoding="utf-8")
-    return proc.returncode != 0
+    closing = (proc.stdout.strip().splitlines() or [""])[-1]
+    return proc.returncode != 0, closing
 
 
 def main() -> int:
@@ -126,8 +127,8 @@ def main() -> int:
     args = parser.parse_args()
     survivors = []
     for mutation in [m for m in MUTATIONS if args.k in m.name]:
-        killed = run(mutation)
-        print(f"{'killed  ' if killed else 'SURVIVED'}  {mutation.name}  ({mutation.path})", flush=True)
+        killed, closing = run(mutation)
+        print(f"{'killed  ' if killed else 'SURVIVED'}  {mutation.name}  ({mutation.path}): {closing}", flush=True)
         if not killed:
             survivors.append(mutation.name)
     print(f"{len(survivors)} survivors" + (f": {', '.join(survivors)}" if survivors else ""))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 from pydantic import ValidationError
 
+from locator.redact import redact
 from locator.system_one.transport import RetryPolicy, bearer_headers, post_json
 from locator.system_one.wire import InvalidAnswerError, Request, Response
 
@@ -21,8 +22,8 @@ class HttpBackend:
 
     @property
     def identity(self) -> str:
-        # The key is who pays, not what answers: it is never part of the identity.
-        return f"http:{self.url}:{self.model}"
+        # The key is who pays, not what answers: it is never part of the identity (nor are URL credentials).
+        return f"http:{redact(self.url)}:{self.model}"
 
     def answer(self, request: Request) -> Response:
         body = post_json(self._client, self.url, request.model_dump(mode="json"), bearer_headers(self.api_key_env), self.policy)
@@ -31,7 +32,7 @@ class HttpBackend:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise InvalidAnswerError(f"System One at {self.url} sent an invalid response: {where}: {first['msg']}") from None
+            raise InvalidAnswerError(f"System One at {redact(self.url)} sent an invalid response: {where}: {first['msg']}") from None
 
     def close(self) -> None:
         self._client.close()

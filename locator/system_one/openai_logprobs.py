@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from locator.system_one.lexical import MissingTaskTextError
+from locator.redact import redact
 from locator.system_one.transport import RetryPolicy, bearer_headers, post_json
 from locator.system_one.wire import (
     Answer, ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, Request, Response, ScoreAnswer, Usage,
@@ -72,7 +73,7 @@ class OpenAILogprobsBackend:
 
     @property
     def identity(self) -> str:
-        return f"openai_logprobs:{self.url}:{self.model}:top_logprobs={self.top_logprobs}"
+        return f"openai_logprobs:{redact(self.url)}:{self.model}:top_logprobs={self.top_logprobs}"
 
     def _complete(self, prompt: str) -> tuple[dict[str, float], int, int]:
         payload = {

@@ -7,14 +7,15 @@ injected for benchmarks and reliability tests.
 
 from __future__ import annotations
 
+import hmac
 import json
 import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from fastapi import FastAPI, Header, HTTPException
+from fastapi import Depends, FastAPI, Header, HTTPException
 from fastapi.responses import JSONResponse, PlainTextResponse, Response as HttpResponse
 
 from locator.system_one.backend import Backend
@@ -59,9 +60,64 @@ def _corrupt(body: dict, how: Corruption) -> dict:
     return body
 
 
-def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults: FaultPlan,
+@dataclass(frozen=True)
+class Limits:
+    """What one request may cost the server before it is even read: its body size and how many
+    questions it holds. Past either, the answer is 413."""
+
+    max_request_bytes: int
+    max_questions: int
+
+
+class BodySizeLimit:
+    """ASGI middleware: the body is read here, up to `max_bytes`, before the app sees it; a body past
+    that is refused with 413 whatever its Content-Length says (or whether it says anything)."""
+
+    def __init__(self, app: Any, max_bytes: int):
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(send)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_bytes:
+                await self._refuse(send)
+                return
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"detail": f"request body larger than {self.max_bytes} bytes"}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults: FaultPlan, limits: Limits,
                api_key: str | None = None) -> FastAPI:
     app = FastAPI(title="loclab System One", docs_url=None, redoc_url=None)
+    app.add_middleware(BodySizeLimit, max_bytes=limits.max_request_bytes)
     stats = ServerStats()
     lock = threading.Lock()
     rng = random.Random(faults.seed)
@@ -83,15 +139,21 @@ def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults
     def healthz() -> dict:
         return {"ok": True, "model": model, "backend": backend.identity}
 
-    @app.get("/v1/stats")
+    def authorized(authorization: str | None = Header(default=None)) -> None:
+        # constant-time: the comparison's duration says nothing about how much of a guess was right
+        if api_key is not None and not hmac.compare_digest((authorization or "").encode(), f"Bearer {api_key}".encode()):
+            raise HTTPException(status_code=401, detail="missing or wrong bearer key")
+
+    @app.get("/v1/stats", dependencies=[Depends(authorized)])
     def get_stats() -> dict:
         with lock:
             return dict(stats.__dict__)
 
-    @app.post("/v1/answer")
-    def answer(request: Request, authorization: str | None = Header(default=None)) -> HttpResponse:
-        if api_key is not None and authorization != f"Bearer {api_key}":
-            raise HTTPException(status_code=401, detail="missing or wrong bearer key")
+    @app.post("/v1/answer", dependencies=[Depends(authorized)])
+    def answer(request: Request) -> HttpResponse:
+        if len(request.questions) > limits.max_questions:
+            raise HTTPException(status_code=413, detail=f"{len(request.questions)} questions in one request; "
+                                                        f"this server answers at most {limits.max_questions}")
         if faults.latency_ms:
             time.sleep(faults.latency_ms / 1000)
         status = injected_fault()

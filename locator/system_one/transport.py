@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from locator.redact import redact
 from locator.system_one.events import notify
 
 TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -68,6 +69,7 @@ def _server_message(response: httpx.Response) -> str:
 def post_json(client: httpx.Client, url: str, payload: dict[str, Any], headers: dict[str, str],
               policy: RetryPolicy) -> Any:
     last_problem = ""
+    shown = redact(url)  # the URL may carry credentials: only its redacted form is ever written
     for attempt in range(1, policy.max_attempts + 1):
         retry_after = None
         try:
@@ -75,28 +77,28 @@ def post_json(client: httpx.Client, url: str, payload: dict[str, Any], headers: 
         except httpx.TimeoutException as exc:
             last_problem = f"timed out after {policy.timeout_s}s ({type(exc).__name__})"
         except httpx.TransportError as exc:
-            last_problem = f"transport error: {type(exc).__name__}: {exc}"
+            last_problem = redact(f"transport error: {type(exc).__name__}: {exc}")
         else:
             if response.status_code < 400:
                 try:
                     return response.json()
                 except ValueError:
                     raise SystemOneUnavailableError(
-                        f"System One at {url} answered {response.status_code} with a body that is not JSON: "
+                        f"System One at {shown} answered {response.status_code} with a body that is not JSON: "
                         f"{response.text[:200]!r}"
                     ) from None
             if response.status_code not in TRANSIENT_STATUSES:
                 raise SystemOneUnavailableError(
-                    f"System One at {url} answered {response.status_code}: {_server_message(response)}"
+                    redact(f"System One at {shown} answered {response.status_code}: {_server_message(response)}")
                 )
-            last_problem = f"status {response.status_code}: {_server_message(response)}"
+            last_problem = redact(f"status {response.status_code}: {_server_message(response)}")
             retry_after = response.headers.get("retry-after")
         if attempt == policy.max_attempts:
             break
         delay = policy.delay(attempt, retry_after)
-        log.warning("System One at %s: %s; retry %d/%d in %.2fs", url, last_problem, attempt, policy.max_attempts - 1, delay)
-        notify("retry", url=url, attempt=attempt, problem=last_problem, delay_s=delay)
+        log.warning("System One at %s: %s; retry %d/%d in %.2fs", shown, last_problem, attempt, policy.max_attempts - 1, delay)
+        notify("retry", url=shown, attempt=attempt, problem=last_problem, delay_s=delay)
         time.sleep(delay)
     raise SystemOneUnavailableError(
-        f"System One at {url} failed after {policy.max_attempts} attempts; last: {last_problem}"
+        f"System One at {shown} failed after {policy.max_attempts} attempts; last: {last_problem}"
     )

@@ -1,0 +1,83 @@
+"""Secrets never leave memory: every recorded form of a URL loses its credentials.
+
+A System One URL may carry credentials (`http://user:pass@host/...`, `?api_key=...`). The request
+itself needs them; nothing that is written may hold them — params, tags, logs, Hydra's saved
+config, caches, artifacts, error messages. `redact` is applied at each of those sinks.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from typing import Any, TextIO
+
+REDACTED = "***"
+# scheme://userinfo@  ->  scheme://***@
+_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s@'\"]+)@")
+# ?token=... / &api_key=... (query parameters whose name says secret)
+_SECRET_QUERY = re.compile(
+    r"(?P<name>[?&;](?:[a-z0-9_-]*(?:key|token|secret|password|passwd|pwd|auth|signature|sig|credential)s?[a-z0-9_-]*)=)"
+    r"(?P<value>[^&#\s'\"]+)", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """`text` with URL credentials and secret-named query values replaced by ***."""
+    if "://" not in text and "=" not in text:
+        return text
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    return _SECRET_QUERY.sub(lambda m: f"{m['name']}{REDACTED}", text)
+
+
+def redact_value(value):
+    """Strings redacted; containers walked; anything else as is."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_value(v) for v in value)
+    return value
+
+
+def redact_logging() -> None:
+    """Every log record created from now on, by any logger, carries its message redacted. A record
+    factory (not a handler filter) because Hydra reconfigures logging handlers for the launcher and
+    for each job; the factory survives that. Idempotent."""
+    current = logging.getLogRecordFactory()
+    if getattr(current, "redacts", False):
+        return
+
+    def factory(*args, **kwargs) -> logging.LogRecord:
+        record = current(*args, **kwargs)
+        message = record.getMessage()
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return record
+
+    factory.redacts = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
+class RedactingStream:
+    """A text stream that redacts what is written to it (whole writes: Hydra and tracebacks write
+    whole lines), delegating everything else to the wrapped stream."""
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def redact_std_streams() -> None:
+    """Hydra writes a failed job's overrides straight to sys.stderr; wrap both streams once."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, RedactingStream):
+            setattr(sys, name, RedactingStream(stream))

@@ -1,0 +1,179 @@
+"""Probes: faults and runs that could lie about their state. A failing endpoint, a failing task, a
+stopped or killed sweep, a missing or truncated saved result: each ends in a state that says what
+happened (FAILED, KILLED, exit 3), and nothing is left RUNNING."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
+from experiments.system_one_process import system_one_server
+from locator.hashing import sha256_file
+from locator.task import SubjectIdentity, Task
+from tests.conftest import write_tree
+from tests.experiments.cli import Workspace
+
+pytestmark = pytest.mark.network
+
+FAST = ("system_one.backend.max_attempts=2", "system_one.backend.backoff_initial_s=0.01")
+
+
+@pytest.fixture
+def ws(tmp_path, subject_cache):
+    return Workspace(tmp_path / "ws", subject_cache)
+
+
+def _ok(proc):
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+def _local_manifest(tmp_path, tamper: set[str]):
+    rows = []
+    for name in ("good", "bad"):
+        root = write_tree(tmp_path / name, {"pkg/core.py": "def parse_config(path):\n    return path\n",
+                                            "pkg/util.py": "def helper():\n    return 1\n"})
+        digest = sha256_file(root / "pkg" / "core.py")
+        rows.append(
+            ManifestRow(
+                task=Task(id=name, text="parse_config returns the path instead of the config",
+                          subject=SubjectIdentity(repository=f"local/{name}", revision="1")),
+                subject=LocalSubject(path=str(root), verify_sha256={"pkg/core.py": "0" * 64 if name in tamper else digest}),
+                gold=Gold(files=["pkg/core.py"], spans=[GoldSpan(path="pkg/core.py", start_line=2, end_line=2, region=0)], rule="t"),
+            )
+        )
+    path = tmp_path / "manifest.jsonl"
+    write_manifest(build_manifest("local", "1", "d", "t", rows, str(path)), path)
+    return path
+
+
+def test_a_dead_server_fails_its_job_with_the_message_and_the_sweep_goes_on(ws, tmp_path):
+    with system_one_server(tmp_path / "bad-cache", "server.faults.fail_rate=1.0", "server.faults.fail_status=500") as bad, \
+            system_one_server(tmp_path / "good-cache") as good:
+        proc = ws.run("experiments.run", "system_one=http", f"system_one.backend.url={bad},{good}", "limit=1",
+                      "system_one.cache.enabled=false", *FAST, multirun=True)
+    assert proc.returncode != 0
+    jobs = {j.data.params["system_one.backend.url"]: j for j in ws.jobs()}
+    assert jobs[good].info.status == "FINISHED" and jobs[bad].info.status == "FAILED"
+    [failed_task] = ws.runs(filter_string=f"tags.`mlflow.parentRunId` = '{jobs[bad].info.run_id}'")
+    assert failed_task.info.status == "FAILED"
+    assert "failed after 2 attempts; last: status 500" in failed_task.data.tags["loclab.error"]
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    assert parent.info.status == "FAILED"
+
+
+def test_a_stopped_sweep_closes_its_parent_run_as_killed(ws, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from experiments.paths import PROJECT_ROOT
+
+    with system_one_server(tmp_path / "slow-cache", "server.faults.latency_ms=3000") as url:
+        cmd = [sys.executable, "-m", "experiments.run", "-m", "system_one=http", f"system_one.backend.url={url}",
+               "system_one.cache.enabled=false", "locator=two_phase,bm25", "limit=1",
+               f"hydra.sweep.dir={ws.root}/hydra-multi"]
+        proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not ws.runs(filter_string="tags.`loclab.kind` = 'job'") and time.monotonic() < deadline:
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    assert parent.info.status == "KILLED"  # stopped from outside, not failed: the same command resumes it
+    assert proc.returncode != 0
+    assert not ws.runs(filter_string="attributes.status = 'RUNNING'")
+
+
+def test_a_hash_mismatch_fails_that_task_closed_and_the_job_goes_on(ws, tmp_path):
+    manifest = _local_manifest(tmp_path, tamper={"bad"})
+    proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}")
+    assert proc.returncode == 3 and "1 of 2 tasks failed" in proc.stderr  # a script can tell
+    [job] = ws.jobs()
+    assert (job.info.status, job.data.metrics["tasks_ok"], job.data.metrics["tasks_failed"]) == ("FAILED", 1, 1)
+    assert job.data.tags["loclab.tasks_failed"] == "1"
+    _ok(ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}", "allow_failed_tasks=true"))
+    allowed = max(ws.jobs(), key=lambda r: r.info.start_time)
+    assert allowed.info.status == "FINISHED" and allowed.data.tags["loclab.tasks_failed"] == "1"
+    failed = ws.runs(filter_string="attributes.status = 'FAILED' and tags.`loclab.kind` = 'task'")
+    assert {r.data.tags["loclab.task_id"] for r in failed} == {"bad"}
+    assert "sha256 mismatch" in failed[0].data.tags["loclab.error"]
+    assert not list((ws.root / "results").rglob("bad/r0/localization-result.json"))
+
+
+def test_a_job_whose_every_task_fails_is_marked_failed(ws, tmp_path):
+    manifest = _local_manifest(tmp_path, tamper={"good", "bad"})
+    proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}", "allow_failed_tasks=true")
+    assert proc.returncode == 3
+    [job] = ws.jobs()
+    assert job.info.status == "FAILED" and "every task failed" in job.data.tags["loclab.error"]
+
+
+def test_rescoring_without_saved_results_fails_the_tasks_not_silently(ws):
+    proc = ws.run("experiments.score", "locator=bm25", "limit=1")
+    assert proc.returncode != 0
+    assert "no saved result" in proc.stdout
+    [job] = ws.jobs()
+    assert job.info.status == "FAILED"
+
+
+def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothing_running(ws):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from experiments.paths import PROJECT_ROOT
+
+    sweep = ["locator=bm25", "locator.top_files=3,5", "limit=10"]
+    cmd = [sys.executable, "-m", "experiments.run", "-m", *sweep, f"hydra.sweep.dir={ws.root}/hydra-multi"]
+    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:  # kill -9 once the first job finished and the second is running
+        jobs = ws.jobs()
+        if any(j.info.status == "FINISHED" for j in jobs) and any(j.info.status == "RUNNING" for j in jobs):
+            break
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert ws.runs(filter_string="attributes.status = 'RUNNING'")  # what kill -9 leaves behind
+
+    rerun = ws.run("experiments.run", *sweep, multirun=True)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "resuming stopped sweep run" in rerun.stdout and "already finished in this sweep" in rerun.stdout
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    assert parent.info.status == "FINISHED" and parent.data.metrics["jobs_total"] == 2
+    finished = [j for j in ws.jobs() if j.info.status == "FINISHED"]
+    assert sorted(j.data.params["locator.top_files"] for j in finished) == ["3", "5"]  # exactly one per config
+    killed = [j for j in ws.jobs() if j.info.status == "KILLED"]
+    assert len(killed) == 1 and all(j.data.tags["mlflow.parentRunId"] == parent.info.run_id for j in ws.jobs())
+    assert not ws.runs(filter_string="attributes.status = 'RUNNING'")
+
+
+
+def test_a_truncated_saved_result_is_localized_again_and_scoring_alone_names_it(ws):
+    _ok(ws.run("experiments.run", "locator=bm25", "limit=1"))
+    [saved] = list((ws.root / "results").rglob("localization-result.json"))
+    saved.write_text(saved.read_text()[:200])
+    proc = _ok(ws.run("experiments.run", "locator=bm25", "limit=1"))
+    assert "saved result is unreadable" in proc.stderr and "localizing again" in proc.stderr
+    rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
+    assert rerun.data.metrics["tasks_reused"] == 0 and rerun.data.metrics["tasks_ok"] == 1
+    json.loads(saved.read_text())  # whole again
+    saved.write_text(saved.read_text()[:200])
+    proc = ws.run("experiments.score", "locator=bm25", "limit=1")
+    assert proc.returncode == 3
+    [task] = ws.runs(filter_string="tags.`loclab.kind` = 'task' and attributes.status = 'FAILED'")
+    assert str(saved) in task.data.tags["loclab.error"] and "force=true" in task.data.tags["loclab.error"]
+
+
+def test_a_bad_selection_fails_the_job_with_the_setting_named(ws):
+    proc = ws.run("experiments.run", "locator=bm25", "limit=0")
+    assert proc.returncode != 0 and "limit must be a positive number of tasks" in proc.stderr
+    [job] = ws.jobs()
+    assert job.info.status == "FAILED" and "limit must be a positive number" in job.data.tags["loclab.error"]

@@ -1,0 +1,61 @@
+"""Probes: secrets. A bearer key and URL credentials reach the endpoint and nothing else: not
+params, tags, logs, Hydra's saved config, the decision cache, results or error messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments.system_one_process import system_one_server
+from tests.experiments.cli import Workspace
+
+pytestmark = pytest.mark.network
+
+SECRET = "sk-loclab-never-logged-7f3a9c"
+FAST = ("system_one.backend.max_attempts=2", "system_one.backend.backoff_initial_s=0.01")
+
+
+@pytest.fixture
+def ws(tmp_path, subject_cache):
+    return Workspace(tmp_path / "ws", subject_cache)
+
+
+def test_a_job_over_http_never_writes_the_key_anywhere(ws, tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCLAB_TEST_KEY", SECRET)
+    with system_one_server(tmp_path / "server-cache", "server.api_key_env=LOCLAB_TEST_KEY") as url:
+        proc = ws.run("experiments.run", "system_one=http", f"system_one.backend.url={url}",
+                      "system_one.backend.api_key_env=LOCLAB_TEST_KEY", "limit=2", *FAST)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [job] = ws.jobs()
+    assert job.data.metrics["tasks_ok"] == 2 and job.data.metrics["model_calls"] > 0
+    assert job.data.params["system_one.backend.api_key_env"] == "LOCLAB_TEST_KEY"
+    written = [p for p in ws.root.rglob("*") if p.is_file()]
+    assert len(written) > 10
+    leaks = [str(p) for p in written if SECRET.encode() in p.read_bytes()]
+    assert leaks == [] and SECRET not in proc.stdout + proc.stderr
+
+
+def test_url_credentials_are_written_nowhere(ws, tmp_path):
+    import socket
+
+    user_secret, query_secret = "pw-loclab-marker-5e1d", "tok-loclab-marker-93ac"
+    with socket.socket() as sock:  # a port nobody listens on: the second job fails, its error is recorded
+        sock.bind(("127.0.0.1", 0))
+        dead_port = sock.getsockname()[1]
+    with system_one_server(tmp_path / "server-cache") as url:
+        good = url.replace("http://", f"http://loclab:{user_secret}@") + f"?api_key={query_secret}"
+        dead = f"http://loclab:{user_secret}@127.0.0.1:{dead_port}/v1/answer?token={query_secret}"
+        proc = ws.run("experiments.run", "system_one=http", f"system_one.backend.url='{good}','{dead}'", "limit=1",
+                      *FAST, multirun=True)
+    assert proc.returncode != 0  # the dead endpoint's job failed
+    jobs = ws.jobs()
+    assert sorted(j.info.status for j in jobs) == ["FAILED", "FINISHED"]
+    failed = next(j for j in jobs if j.info.status == "FAILED")
+    assert "transport error" in str(ws.runs(filter_string=f"tags.`mlflow.parentRunId` = '{failed.info.run_id}'")[0]
+                                    .data.tags.get("loclab.error"))
+    assert all("***@" in j.data.params["system_one.backend.url"] for j in jobs)
+    written = [p for p in [*ws.root.rglob("*"), *ws.subject_cache.rglob("*.sqlite*")] if p.is_file()]
+    assert any(p.name == "multirun.yaml" for p in written) and any(p.suffix == ".log" for p in written)
+    for marker in (user_secret, query_secret):
+        leaks = [str(p) for p in written if marker.encode() in p.read_bytes()]
+        assert leaks == [] and marker not in proc.stdout + proc.stderr
+

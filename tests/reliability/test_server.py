@@ -1,0 +1,64 @@
+"""Probes: loclab's System One server under hostile requests, over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from experiments.paths import PROJECT_ROOT
+from experiments.serve_system_one import _loopback
+from experiments.system_one_process import system_one_server
+
+pytestmark = pytest.mark.network
+
+KEY = "srv-key-loclab-probe-41b2"
+QUESTION = {"type": "noul", "instructions": "relevant?", "criteria": "pkg/core.py"}
+
+
+def _request(questions: int, pad: int = 0) -> dict:
+    return {"state": {"task": "parse_config" + " x" * pad}, "model": "loclab-lexical",
+            "questions": {f"q{i}": QUESTION for i in range(questions)}}
+
+
+def test_an_oversized_body_is_refused_with_413(tmp_path):
+    with system_one_server(tmp_path / "cache", "server.max_request_bytes=20000") as url:
+        small = httpx.post(url, json=_request(2), timeout=30)
+        big = httpx.post(url, json=_request(2, pad=20000), timeout=30)
+        chunked = httpx.post(url, content=iter([b'{"state": {"task": "' + b"x" * 15000, b"y" * 15000 + b'"}}']),
+                             headers={"content-type": "application/json"}, timeout=30)  # no Content-Length
+    assert small.status_code == 200
+    assert big.status_code == 413 and "larger than 20000 bytes" in big.json()["detail"]
+    assert chunked.status_code == 413
+
+
+def test_too_many_questions_are_refused_with_413(tmp_path):
+    with system_one_server(tmp_path / "cache", "server.max_questions=8") as url:
+        assert httpx.post(url, json=_request(8), timeout=30).status_code == 200
+        refused = httpx.post(url, json=_request(9), timeout=30)
+    assert refused.status_code == 413 and "at most 8" in refused.json()["detail"]
+
+
+def test_stats_need_the_key_when_one_is_set(tmp_path):
+    with system_one_server(tmp_path / "cache", "server.api_key_env=LOCLAB_PROBE_KEY", env={"LOCLAB_PROBE_KEY": KEY}) as url:
+        stats = url.replace("/v1/answer", "/v1/stats")
+        assert httpx.get(stats, timeout=30).status_code == 401
+        assert httpx.get(stats, headers={"Authorization": "Bearer wrong"}, timeout=30).status_code == 401
+        assert httpx.get(stats, headers={"Authorization": f"Bearer {KEY}"}, timeout=30).status_code == 200
+        assert httpx.post(url, json=_request(1), headers={"Authorization": f"Bearer {KEY[:-1]}"}, timeout=30).status_code == 401
+
+
+def test_serving_beyond_loopback_without_a_key_is_loudly_warned():
+    assert _loopback("127.0.0.1") and _loopback("::1") and _loopback("localhost")
+    assert not _loopback("0.0.0.0") and not _loopback("10.0.0.5")
+    # bind every interface for a moment (no traffic is sent anywhere): the warning comes first
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.serve_system_one", "server.host=0.0.0.0", "server.port=0"],
+                            cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert line.startswith("WARNING: serving on 0.0.0.0") and "WITHOUT a key" in line

@@ -24,7 +24,9 @@ class Workspace:
         return self.root / "mlflow.db"
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        # mlflow.set_tracking_uri (called by in-process analysis tests) exports MLFLOW_TRACKING_URI,
+        # which loclab honours: a workspace's store is its own SQLite file, never an inherited URI.
+        env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
         env.update(
             LOCLAB_CACHE_DIR=str(self.subject_cache),
             LOCLAB_RESULTS_DIR=str(self.root / "results"),

@@ -1,0 +1,50 @@
+"""What re-verifying a cached subject costs: the whole-tree digest (every file's size and BLAKE3)
+of each subject of a task set, timed cold-ish (first read in this process) and warm.
+
+    python benchmarks/subject_verification.py                       # the SWE-bench Lite PyPI subset
+    python benchmarks/subject_verification.py --dataset demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from hydra.utils import instantiate
+
+from dataset.subjects import SubjectStore, tree_digest
+from experiments.config import compose_config
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", default="swebench_lite_pypi")
+    args = parser.parse_args()
+    cfg = compose_config(f"dataset={args.dataset}")
+    manifest = instantiate(cfg.dataset.loader)
+    store = SubjectStore(cfg.paths.cache_dir)
+    roots = {}
+    for row in manifest.rows:  # materialize (downloads on first use); one tree per distinct subject
+        roots.setdefault(row.task.subject.model_dump_json(), store.materialize(row.subject, row.task.id))
+    print(f"{len(manifest.rows)} tasks, {len(roots)} distinct subjects")
+    print("| subject | files | MiB | digest s (first) | digest s (again) |")
+    print("|---|---|---|---|---|")
+    total_files = total_bytes = 0
+    total = [0.0, 0.0]
+    for root in roots.values():
+        timings = []
+        for _ in range(2):
+            started = time.perf_counter()
+            digest = tree_digest(root)
+            timings.append(time.perf_counter() - started)
+        size = sum(entry[0] for entry in digest.values() if isinstance(entry[0], int))
+        total_files += len(digest)
+        total_bytes += size
+        total = [total[0] + timings[0], total[1] + timings[1]]
+        print(f"| {root.parent.name} | {len(digest)} | {size / 2**20:.1f} | {timings[0]:.3f} | {timings[1]:.3f} |")
+    print(f"all: {total_files} files, {total_bytes / 2**20:.1f} MiB, {total[0]:.2f} s first, {total[1]:.2f} s again; "
+          f"once per subject per process")
+
+
+if __name__ == "__main__":
+    main()

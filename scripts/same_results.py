@@ -1,0 +1,53 @@
+"""Are two result trees the same localization? Compares every task's localization-result.json under
+two results folders (one job each), with wall-clock fields, the cache-dependent physical cost and
+the provenance (code identity, address) set aside — the proof a refactor changed nothing.
+
+    .venv/bin/python scripts/same_results.py BEFORE_JOB_DIR AFTER_JOB_DIR
+
+Exits 0 when every task is identical, 1 otherwise (listing the tasks and the first differing keys).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from experiments.repeatability import _without_clock
+
+
+def _comparable(path: Path) -> dict:
+    data = _without_clock(json.loads(path.read_text(encoding="utf-8")))
+    data.pop("provenance", None)
+    return data
+
+
+def _first_difference(a, b, where="") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                return _first_difference(a.get(key), b.get(key), f"{where}.{key}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _first_difference(x, y, f"{where}[{i}]")
+    return where or "(root)"
+
+
+def main(argv: list[str]) -> int:
+    before, after = (Path(a) for a in argv)
+    left = {p.relative_to(before): p for p in before.rglob("localization-result.json")}
+    right = {p.relative_to(after): p for p in after.rglob("localization-result.json")}
+    if set(left) != set(right):
+        print(f"different task sets: {len(set(left) - set(right))} only before, {len(set(right) - set(left))} only after")
+        return 1
+    different = [(rel, _first_difference(_comparable(left[rel]), _comparable(right[rel])))
+                 for rel in sorted(left) if _comparable(left[rel]) != _comparable(right[rel])]
+    for rel, where in different:
+        print(f"DIFFERENT {rel.parent}: first at {where}")
+    print(f"{len(left) - len(different)}/{len(left)} results identical (clock, physical cost and provenance aside)")
+    return 1 if different else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -25,10 +25,10 @@ def _locator(observation_threshold: float | None = None):
     """The YAML's two_phase with every file handed off and one file per request, so the concurrency
     has independent work to overlap."""
     overrides = ["locator=two_phase", "locator.discovery.file_threshold=0.0", "locator.discovery.questions_per_request=1",
-                 "locator.reader.schedule.batch_size=1", "locator.reader.soft_rounds=3",
-                 "locator.reader.hard_rounds=3", "locator.reader.action_threshold=0.1"]
+                 "locator.reader.schedule.batch_size=1", "locator.reader.budget.soft_rounds=3",
+                 "locator.reader.budget.hard_rounds=3", "locator.reader.action_threshold=0.1"]
     if observation_threshold is not None:
-        overrides.append(f"locator.reader.observation_threshold={observation_threshold}")
+        overrides.append(f"locator.reader.evidence.observation_threshold={observation_threshold}")
     return build("locator", *overrides)
 
 

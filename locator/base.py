@@ -10,14 +10,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from locator.repository import FileInfo, Outline, ReadResult, RepositoryView
 from locator.result import FileCost, Producer, ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
-from locator.system_one.wire import Answer, Question, Response
+from locator.system_one.wire import Answer, Question, Response, expect_answer
 from locator.task import Task
 from locator.trace import EventKind, ReadKind, Trace
+
+
+T = TypeVar("T")
+A = TypeVar("A")
 
 
 @dataclass(frozen=True)
@@ -80,13 +84,25 @@ class LocatorContext:
         """Independent requests, concurrent up to system_one.max_concurrency; answers in order."""
         return self.system_one.ask_many(calls)
 
-    def ask_grouped(self, state: dict, questions: dict[str, Question], groups: list[list[str]]) -> dict[str, Answer]:
-        """One request per group of question keys, the requests concurrent; all answers by key."""
-        calls = [(state, {k: questions[k] for k in group}) for group in groups if group]
+    def ask_keyed(self, calls: list[tuple[dict[str, Any], list[tuple[T, Question]]]], prefix: str,
+                  expect: type[A]) -> list[tuple[T, A]]:
+        """Questions about items, one request per (state, items) group, the requests concurrent;
+        every answer type-checked and mapped back to its item, in the order asked. Keys are
+        `prefix` + a number running across the groups. The one place requests are built."""
+        keyed: list[tuple[str, T]] = []
+        requests = []
+        for state, items in calls:
+            questions = {}
+            for item, question in items:
+                key = f"{prefix}{len(keyed)}"
+                questions[key] = question
+                keyed.append((key, item))
+            if questions:
+                requests.append((state, questions))
         answers: dict[str, Answer] = {}
-        for response in self.ask_many(calls):
+        for response in self.ask_many(requests):
             answers.update(response.answers)
-        return answers
+        return [(item, expect_answer(answers[key], expect, key)) for key, item in keyed]
 
     def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> ReadResult:
         result = self._repo.read(path, start_line, end_line)

@@ -20,7 +20,7 @@ from pydantic import Field
 from locator.base import LocatorContext
 from locator.repository import FileInfo
 from locator.settings import Settings
-from locator.system_one.wire import Question, expect_noul
+from locator.system_one.wire import NoulAnswer, Question
 from locator.task import Task
 
 FILE_INSTRUCTIONS = "Judge from the path and size alone: will this file need to be read or edited to resolve the task?"
@@ -38,19 +38,16 @@ class Discovery(Protocol):
     def discover(self, task: Task, ctx: LocatorContext, files: list[FileInfo]) -> list[Candidate]: ...
 
 
-def _batches(keys: list[str], size: int) -> list[list[str]]:
-    return [keys[i : i + size] for i in range(0, len(keys), size)]
-
-
 def score_files(task: Task, ctx: LocatorContext, files: list[FileInfo], per_request: int) -> list[float]:
     """One Noul per file from its metadata, `per_request` files per request (requests concurrent)."""
-    questions = {
-        f"file{i}": Question(type="noul", instructions=FILE_INSTRUCTIONS,
-                             criteria=f"path: {f.path}\nlines: {f.line_count}\nbytes: {f.size_bytes}")
-        for i, f in enumerate(files)
-    }
-    answers = ctx.ask_grouped({"task": task.text, "stage": "file_discovery"}, questions, _batches(list(questions), per_request))
-    return [expect_noul(answers[f"file{i}"], f"file{i}").noul for i in range(len(files))]
+    return [a.noul for _, a in _noul_per_item(task, ctx, files, per_request, "file", lambda f: Question(
+        type="noul", instructions=FILE_INSTRUCTIONS, criteria=f"path: {f.path}\nlines: {f.line_count}\nbytes: {f.size_bytes}"))]
+
+
+def _noul_per_item(task: Task, ctx: LocatorContext, items: list, per_request: int, prefix: str, question):
+    state = {"task": task.text, "stage": "file_discovery"}
+    batches = [items[i : i + per_request] for i in range(0, len(items), per_request)]
+    return ctx.ask_keyed([(state, [(item, question(item)) for item in batch]) for batch in batches], prefix, NoulAnswer)
 
 
 def _ranked(candidates: list[Candidate]) -> list[Candidate]:
@@ -104,17 +101,13 @@ class PrunedDiscovery(Settings):
                 if directory not in children.setdefault(parent, []):
                     children[parent].append(directory)
                 directory = parent
-        state = {"task": task.text, "stage": "file_discovery"}
         with ctx.stage("file_discovery") as stage:
             retained, exposed_dirs, frontier = [""], 0, sorted(children.get("", []))
             while frontier:
                 exposed_dirs += len(frontier)
-                questions = {f"dir{i}": Question(type="noul", instructions=DIRECTORY_INSTRUCTIONS,
-                                                 criteria=self._describe(d, children, files_in))
-                             for i, d in enumerate(frontier)}
-                answers = ctx.ask_grouped(state, questions, _batches(list(questions), self.questions_per_request))
-                kept = [d for i, d in enumerate(frontier)
-                        if expect_noul(answers[f"dir{i}"], f"dir{i}").noul >= self.directory_threshold]
+                answers = _noul_per_item(task, ctx, frontier, self.questions_per_request, "dir", lambda d: Question(
+                    type="noul", instructions=DIRECTORY_INSTRUCTIONS, criteria=self._describe(d, children, files_in)))
+                kept = [d for d, answer in answers if answer.noul >= self.directory_threshold]
                 retained += kept
                 frontier = sorted(c for d in kept for c in children.get(d, []))
             by_path = {f.path: f for f in files}

@@ -1,9 +1,9 @@
 """The two-phase System One locator family.
 
 Phase 1 (`discovery`: flat or pruned, `locator/discovery.py`) picks files from metadata alone;
-Phase 2 (`reader`, `locator/reader.py`) reads them progressively, System One choosing where, and
+Phase 2 (`reader`, the reading engine in `locator/reading/`) reads them progressively, System One choosing where, and
 keeps the observations it rates above the observation threshold as evidence. Variants are
-configuration: `locator/discovery=pruned`, `locator.reader.scheduler=global`, thresholds, budgets.
+configuration: `locator/discovery=pruned`, `locator/schedule=global`, sources, thresholds, budgets.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from locator.base import LocatorContext, LocatorOutput
 from locator.discovery import Discovery
-from locator.reader import ProgressiveReader
+from locator.reading.engine import ProgressiveReader
 from locator.settings import Settings
 from locator.task import Task
 

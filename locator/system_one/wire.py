@@ -101,14 +101,8 @@ def validate_response(request: Request, response: Response) -> Response:
     return response
 
 
-def expect_noul(answer: Answer, key: str) -> NoulAnswer:
-    """The answer to a noul question, or an error naming the question (never an assert)."""
-    if not isinstance(answer, NoulAnswer):
-        raise InvalidAnswerError(f"question {key!r}: expected a noul answer, got {answer.type}")
-    return answer
-
-
-def expect_choice(answer: Answer, key: str) -> ChoiceAnswer:
-    if not isinstance(answer, ChoiceAnswer):
-        raise InvalidAnswerError(f"question {key!r}: expected a choice answer, got {answer.type}")
+def expect_answer(answer: Answer, expected: type, key: str):
+    """The answer, if it is of the expected type; else an error naming the question (never an assert)."""
+    if not isinstance(answer, expected):
+        raise InvalidAnswerError(f"question {key!r}: expected a {expected.__name__}, got a {answer.type} answer")
     return answer

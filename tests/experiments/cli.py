@@ -10,7 +10,11 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
+from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
 from experiments.paths import PROJECT_ROOT
+from locator.hashing import sha256_file
+from locator.task import SubjectIdentity, Task
+from tests.conftest import write_tree
 
 
 @dataclass
@@ -52,3 +56,24 @@ class Workspace:
 
     def jobs(self, experiment: str = "loclab-demo"):
         return self.runs(experiment, "tags.`loclab.kind` = 'job'")
+
+
+
+def tampered_manifest(tmp_path: Path, tamper: set[str]) -> Path:
+    """Two local tasks, "good" and "bad"; those named in `tamper` expect a wrong gold-file hash."""
+    rows = []
+    for name in ("good", "bad"):
+        root = write_tree(tmp_path / name, {"pkg/core.py": "def parse_config(path):\n    return path\n",
+                                            "pkg/util.py": "def helper():\n    return 1\n"})
+        digest = sha256_file(root / "pkg" / "core.py")
+        rows.append(
+            ManifestRow(
+                task=Task(id=name, text="parse_config returns the path instead of the config",
+                          subject=SubjectIdentity(repository=f"local/{name}", revision="1")),
+                subject=LocalSubject(path=str(root), verify_sha256={"pkg/core.py": "0" * 64 if name in tamper else digest}),
+                gold=Gold(files=["pkg/core.py"], spans=[GoldSpan(path="pkg/core.py", start_line=2, end_line=2, region=0)], rule="t"),
+            )
+        )
+    path = tmp_path / "manifest.jsonl"
+    write_manifest(build_manifest("local", "1", "d", "t", rows, str(path)), path)
+    return path

@@ -4,10 +4,8 @@ analysis commands' placeholders (RUN_A, PARENT_RUN, LEFT.json, …) replaced by 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -9,11 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
-from locator.hashing import sha256_file
-from locator.task import SubjectIdentity, Task
-from tests.conftest import write_tree
-from tests.experiments.cli import Workspace
+from tests.experiments.cli import Workspace, tampered_manifest
 
 pytestmark = pytest.mark.network
 
@@ -37,7 +33,7 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert "file_recall_ci95_low" in job.data.metrics and job.data.metrics["model_calls"] > 0
     assert len(job.data.tags["loclab.manifest_blake3"]) == 64
     assert job.data.params["locator.discovery.file_threshold"] == "0.5"
-    assert job.data.params["locator.reader.schedule._target_"] == "locator.reader.BatchSchedule"
+    assert job.data.params["locator.reader.schedule._target_"] == "locator.reading.schedule.BatchSchedule"
     assert "locator.reader.schedule.epoch_width" not in job.data.params  # the batch schedule has no epochs
     assert len(job.data.tags["loclab.code_identity"]) == 64
     tasks = ws.runs(filter_string=f"tags.`mlflow.parentRunId` = '{job.info.run_id}'")
@@ -104,25 +100,6 @@ def test_unknown_locator_lists_the_known_ones(ws):
     assert "bm25" in proc.stderr and "two_phase" in proc.stderr
 
 
-def _local_manifest(tmp_path, tamper: set[str]):
-    rows = []
-    for name in ("good", "bad"):
-        root = write_tree(tmp_path / name, {"pkg/core.py": "def parse_config(path):\n    return path\n",
-                                            "pkg/util.py": "def helper():\n    return 1\n"})
-        digest = sha256_file(root / "pkg" / "core.py")
-        rows.append(
-            ManifestRow(
-                task=Task(id=name, text="parse_config returns the path instead of the config",
-                          subject=SubjectIdentity(repository=f"local/{name}", revision="1")),
-                subject=LocalSubject(path=str(root), verify_sha256={"pkg/core.py": "0" * 64 if name in tamper else digest}),
-                gold=Gold(files=["pkg/core.py"], spans=[GoldSpan(path="pkg/core.py", start_line=2, end_line=2, region=0)], rule="t"),
-            )
-        )
-    path = tmp_path / "manifest.jsonl"
-    write_manifest(build_manifest("local", "1", "d", "t", rows, str(path)), path)
-    return path
-
-
 def test_missing_dataset_file_fails_the_job_with_a_clear_error(ws, tmp_path):
     proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={tmp_path}/absent.jsonl")
     assert proc.returncode != 0 and "dataset file not found" in proc.stderr
@@ -156,7 +133,7 @@ def test_results_are_addressed_by_what_they_depend_on(tmp_path, subject_cache):
     from dataset.manifest import load_manifest
 
     register_resolvers()
-    manifest = load_manifest(_local_manifest(tmp_path, tamper=set()))
+    manifest = load_manifest(tampered_manifest(tmp_path, tamper=set()))
     outputs = tmp_path / "peer.jsonl"
     outputs.write_text('{"task": "good", "files": [{"path": "pkg/core.py"}]}\n')
 

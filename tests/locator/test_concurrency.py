@@ -52,7 +52,8 @@ def _repo(tmp_path):
 def _run(tmp_path, concurrency):
     backend = ShuffledLatencyBackend()
     locator = compose_locator("two_phase", discovery={"file_threshold": 0.0, "max_files": 9, "questions_per_request": 2},
-                              reader={"schedule": {"batch_size": 1}, "window_lines": 30, "action_threshold": 0.1})
+                              reader={"schedule": {"batch_size": 1}, "sources": {"windows": {"window_lines": 30}},
+                                      "action_threshold": 0.1})
     result = localize(locator, TASK, _repo(tmp_path), SystemOne(backend, "m", max_concurrency=concurrency), Trace())
     return result, backend
 

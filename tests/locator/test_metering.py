@@ -14,7 +14,6 @@ import json
 import threading
 from pathlib import Path
 
-import pytest
 
 from locator.base import Locator, LocatorContext
 from locator.repository import RepositoryView

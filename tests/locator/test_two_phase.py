@@ -27,12 +27,23 @@ def _lines(n: int, marks: dict[int, str] | None = None, prefix: str = "x") -> st
     return "".join(f"{marks[i]} = 1\n" if i in marks else f"{prefix}{i} = {i}\n" for i in range(1, n + 1))
 
 
+_HOMES = {"batch_size": "schedule", "epoch_width": "schedule", "soft_rounds": "budget", "hard_rounds": "budget",
+          "observation_threshold": "evidence", "max_evidence_spans": "evidence", "window_lines": "sources.windows",
+          "expand_lines": "sources.expansions", "max_hotspots": "sources.expansions",
+          "hotspot_threshold": "sources.expansions"}
+
+
 def _locator(discovery="flat", schedule="batch", discovery_params=None, **reader):
-    reader = READER | reader
-    schedule_params = {k: reader.pop(k) for k in ("batch_size", "epoch_width") if k in reader}
+    """The YAML's two_phase with the test's settings, each put where it lives in the reader."""
+    nested: dict = {}
+    for key, value in (READER | reader).items():
+        node = nested
+        for part in _HOMES.get(key, "").split(".") if key in _HOMES else []:
+            node = node.setdefault(part, {})
+        node[key] = value
     return compose_locator("two_phase", f"locator/discovery={discovery}", f"locator/schedule={schedule}",
                            discovery=FLAT | (discovery_params or {}) if discovery == "flat" else (discovery_params or {}),
-                           reader=reader | {"schedule": schedule_params})
+                           reader=nested)
 
 
 def _run(repo, rules, locator=None, **reader):

@@ -8,12 +8,8 @@ import json
 
 import pytest
 
-from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
 from experiments.system_one_process import system_one_server
-from locator.hashing import sha256_file
-from locator.task import SubjectIdentity, Task
-from tests.conftest import write_tree
-from tests.experiments.cli import Workspace
+from tests.experiments.cli import Workspace, tampered_manifest
 
 pytestmark = pytest.mark.network
 
@@ -28,25 +24,6 @@ def ws(tmp_path, subject_cache):
 def _ok(proc):
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
-
-
-def _local_manifest(tmp_path, tamper: set[str]):
-    rows = []
-    for name in ("good", "bad"):
-        root = write_tree(tmp_path / name, {"pkg/core.py": "def parse_config(path):\n    return path\n",
-                                            "pkg/util.py": "def helper():\n    return 1\n"})
-        digest = sha256_file(root / "pkg" / "core.py")
-        rows.append(
-            ManifestRow(
-                task=Task(id=name, text="parse_config returns the path instead of the config",
-                          subject=SubjectIdentity(repository=f"local/{name}", revision="1")),
-                subject=LocalSubject(path=str(root), verify_sha256={"pkg/core.py": "0" * 64 if name in tamper else digest}),
-                gold=Gold(files=["pkg/core.py"], spans=[GoldSpan(path="pkg/core.py", start_line=2, end_line=2, region=0)], rule="t"),
-            )
-        )
-    path = tmp_path / "manifest.jsonl"
-    write_manifest(build_manifest("local", "1", "d", "t", rows, str(path)), path)
-    return path
 
 
 def test_a_dead_server_fails_its_job_with_the_message_and_the_sweep_goes_on(ws, tmp_path):
@@ -89,7 +66,7 @@ def test_a_stopped_sweep_closes_its_parent_run_as_killed(ws, tmp_path):
 
 
 def test_a_hash_mismatch_fails_that_task_closed_and_the_job_goes_on(ws, tmp_path):
-    manifest = _local_manifest(tmp_path, tamper={"bad"})
+    manifest = tampered_manifest(tmp_path, tamper={"bad"})
     proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}")
     assert proc.returncode == 3 and "1 of 2 tasks failed" in proc.stderr  # a script can tell
     [job] = ws.jobs()
@@ -105,7 +82,7 @@ def test_a_hash_mismatch_fails_that_task_closed_and_the_job_goes_on(ws, tmp_path
 
 
 def test_a_job_whose_every_task_fails_is_marked_failed(ws, tmp_path):
-    manifest = _local_manifest(tmp_path, tamper={"good", "bad"})
+    manifest = tampered_manifest(tmp_path, tamper={"good", "bad"})
     proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}", "allow_failed_tasks=true")
     assert proc.returncode == 3
     [job] = ws.jobs()

@@ -1,0 +1,107 @@
+"""The reading loop: state -> actions -> one Choice per file, a request per group -> policy ->
+read and observe -> budget, until no file is left."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from locator.base import LocatorContext
+from locator.discovery import Candidate
+from locator.reading.actions import STOP_FILE, WAIT, ReadRange
+from locator.reading.budget import RoundBudget
+from locator.reading.effects import read_and_observe
+from locator.reading.evidence import ThresholdEvidence
+from locator.reading.schedule import BatchSchedule, Choice, GlobalSchedule
+from locator.reading.sources import ActionSource
+from locator.reading.state import FileState, Termination, merge_ranges
+from locator.result import ResultFile
+from locator.settings import Settings
+from locator.system_one.wire import ChoiceAnswer, Question
+from locator.task import Task
+
+CHOICE_INSTRUCTIONS = "Which unread range of this file should be read next to find the code the task is about?"
+
+
+class ProgressiveReader(Settings):
+    schedule: BatchSchedule | GlobalSchedule
+    sources: dict[str, ActionSource] = Field(description="action sources, asked in this order")
+    budget: RoundBudget
+    evidence: ThresholdEvidence
+    max_actions: int = Field(ge=1, description="options per Choice question (besides the control options)")
+    action_threshold: float = Field(ge=0.0, le=1.0, description="choice probability a read needs to run")
+    evidence_lines: int = Field(ge=1, description="observation granularity (chunks scored with Noul)")
+
+    def actions(self, state: FileState) -> list[ReadRange]:
+        return [a for source in self.sources.values() for a in source.propose(state)][: self.max_actions]
+
+    def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
+        with ctx.stage("reading") as stage:
+            states = [FileState(c, ctx.outline(c.info.path).signatures) for c in handed_off]
+            epochs = requests = 0
+            while True:
+                actions = {id(s): self.actions(s) for s in states if s.termination is None}
+                for s in states:
+                    if s.termination is None and not actions[id(s)]:
+                        s.termination = Termination.ACTION_SPACE_EXHAUSTED
+                eligible = [s for s in states if s.termination is None]
+                if not eligible:
+                    break
+                epochs += 1
+                groups = self.schedule.groups(eligible)
+                choices = self._choose(task, ctx, groups, actions)
+                requests += len(groups)
+                for c in choices:
+                    if c.stop:
+                        c.state.termination = Termination.MODEL_STOP
+                reads = [c for c in choices if c.action is not None]
+                selected = {c.state: c.action for c in self.schedule.select(reads, self.action_threshold)}
+                if not selected:
+                    waiting = {id(c.state) for c in choices if c.wait}
+                    for s in eligible:
+                        if s.termination is None:
+                            s.termination = (Termination.ALL_FILES_WAITING if id(s) in waiting
+                                             else Termination.NO_ACTION_ABOVE_THRESHOLD)
+                    break
+                requests += read_and_observe(ctx, lambda group: self._request_state(task, group),
+                                             self.schedule.groups(list(selected)), selected, self.evidence_lines)
+                for s in selected:
+                    self.budget.account(s, self.evidence.is_evidence)
+            costs = [s.cost() for s in states]
+            stage.files.extend(costs)
+            stage.set(epochs=epochs, requests=requests, files_handed_off=len(states),
+                      files_read=sum(1 for s in states if s.read),
+                      coverage_pct_mean=round(sum(c.coverage_pct for c in costs) / len(costs), 3) if costs else None,
+                      max_rounds_of_a_file=max((s.rounds for s in states), default=0),
+                      ranges_read=sum(len(merge_ranges(s.read)) for s in states),
+                      **{f"terminated_{t.value}": sum(s.termination == t for s in states) for t in Termination})
+            ctx.decide(stage="reading", termination={s.path: str(s.termination) for s in states},
+                       rounds={s.path: s.rounds for s in states})
+        return states
+
+    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
+        return self.evidence.result_files(states, keep_unconfirmed)
+
+    def _request_state(self, task: Task, group: list[FileState]) -> dict[str, Any]:
+        return {"task": task.text, "stage": "reading", "reader": {s.path: s.summary() for s in group}}
+
+    def _choose(self, task: Task, ctx: LocatorContext, groups: list[list[FileState]],
+                actions: dict[int, list[ReadRange]]) -> list[Choice]:
+        """One Choice question per file, one request per group."""
+        calls = []
+        for group in groups:
+            items = []
+            for s in group:
+                options = {STOP_FILE.key: STOP_FILE.description} | {a.key: a.description for a in actions[id(s)]}
+                if self.schedule.offers_wait:
+                    options[WAIT.key] = WAIT.description
+                items.append((s, Question(type="choice", instructions=CHOICE_INSTRUCTIONS, criteria=options,
+                                          content=f"file: {s.path} ({s.line_count} lines)")))
+            calls.append((self._request_state(task, group), items))
+        choices = []
+        for s, answer in ctx.ask_keyed(calls, prefix="file", expect=ChoiceAnswer):
+            by_key = {a.key: a for a in actions[id(s)]}
+            choices.append(Choice(s, by_key.get(answer.choice), answer.probabilities.get(answer.choice, 0.0),
+                                  stop=answer.choice == STOP_FILE.key, wait=answer.choice == WAIT.key))
+        return choices

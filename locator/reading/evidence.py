@@ -1,0 +1,56 @@
+"""Which observations become evidence, and the result files they make."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from locator.reading.state import FileState, Observation
+from locator.result import Confidence, Evidence, ResultFile, Role
+from locator.settings import Settings
+from locator.windows import LineRange
+
+OBSERVATION_INSTRUCTIONS = "Does this excerpt contain the code the task is about?"
+
+
+class ThresholdEvidence(Settings):
+    """Observations at or above `observation_threshold`, adjacent ones merged, the best
+    `max_evidence_spans` per file first."""
+
+    observation_threshold: float = Field(ge=0.0, le=1.0)
+    max_evidence_spans: int = Field(ge=1)
+
+    def is_evidence(self, observation: Observation) -> bool:
+        return observation.score >= self.observation_threshold
+
+    def evidence(self, s: FileState) -> list[Evidence]:
+        kept = sorted((o for o in s.observations if self.is_evidence(o)), key=lambda o: o.span)
+        merged: list[Observation] = []
+        for o in kept:
+            if merged and o.span.start_line <= merged[-1].span.end_line + 1:
+                last = merged[-1]
+                merged[-1] = Observation(LineRange(last.span.start_line, max(last.span.end_line, o.span.end_line)),
+                                         max(last.score, o.score), last.content + o.content, last.round)
+            else:
+                merged.append(o)
+        return [
+            Evidence(id=f"{s.path}#{o.span.start_line}-{o.span.end_line}", start_line=o.span.start_line,
+                     end_line=o.span.end_line,
+                     confidence=Confidence.of(o.score, "noul", "System One noul on the excerpt (best chunk of a merged span)"),
+                     reason=OBSERVATION_INSTRUCTIONS, content=o.content)
+            for o in sorted(merged, key=lambda o: (-o.score, o.span.start_line))[: self.max_evidence_spans]
+        ]
+
+    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
+        files: list[tuple[float, ResultFile]] = []
+        for s in states:
+            evidence = self.evidence(s)
+            if not evidence and not keep_unconfirmed:
+                continue
+            score = evidence[0].confidence.score if evidence else s.candidate.score
+            files.append((score, ResultFile(
+                path=s.path, role=Role.RELEVANT if evidence else Role.CONTEXT,
+                confidence=Confidence.of(score, "noul", "best evidence span" if evidence else "file discovery from metadata only"),
+                reason=f"discovery noul {s.candidate.score:.3f}; rounds {s.rounds}; terminated: {s.termination}",
+                evidence=evidence,
+            )))
+        return [f for _, f in sorted(files, key=lambda sf: (-sf[0], sf[1].path))]

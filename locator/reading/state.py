@@ -1,0 +1,94 @@
+"""What the reader knows about one file: what it has read, what it observed, how it ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from locator.discovery import Candidate
+from locator.result import FileCost
+from locator.windows import LineRange
+
+
+class Termination(StrEnum):
+    """Why a file stopped being read; each names what happened."""
+
+    BUDGET_EXHAUSTED = "budget_exhausted"  # hard_rounds reached
+    NO_NEW_EVIDENCE = "no_new_evidence"  # past soft_rounds, the last round found nothing new
+    ACTION_SPACE_EXHAUSTED = "action_space_exhausted"  # nothing unread left to offer
+    MODEL_STOP = "model_stop"  # System One chose the stop option
+    NO_ACTION_ABOVE_THRESHOLD = "no_action_above_threshold"  # the chosen read's probability < action_threshold
+    ALL_FILES_WAITING = "all_files_waiting"  # global: every remaining file chose to wait, nothing left to wait for
+
+
+@dataclass(frozen=True)
+class Observation:
+    span: LineRange
+    score: float
+    content: str
+    round: int
+
+
+def merge_ranges(spans: list[LineRange]) -> list[LineRange]:
+    """Overlapping or adjacent ranges joined, in order."""
+    merged: list[LineRange] = []
+    for span in sorted(spans):
+        if merged and span.start_line <= merged[-1].end_line + 1:
+            merged[-1] = LineRange(merged[-1].start_line, max(merged[-1].end_line, span.end_line))
+        else:
+            merged.append(span)
+    return merged
+
+
+@dataclass(eq=False)
+class FileState:
+    candidate: Candidate
+    signatures: dict[int, str]
+    read: list[LineRange] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+    rounds: int = 0
+    termination: Termination | None = None
+
+    @property
+    def path(self) -> str:
+        return self.candidate.info.path
+
+    @property
+    def line_count(self) -> int:
+        return self.candidate.info.line_count
+
+    def unread_segments(self, span: LineRange) -> list[LineRange]:
+        segments, start = [], span.start_line
+        for done in merge_ranges(self.read):
+            if done.end_line < start or done.start_line > span.end_line:
+                continue
+            if done.start_line > start:
+                segments.append(LineRange(start, done.start_line - 1))
+            start = max(start, done.end_line + 1)
+        if start <= span.end_line:
+            segments.append(LineRange(start, span.end_line))
+        return segments
+
+    def hotspots(self, level: float, limit: int) -> list[LineRange]:
+        """Disconnected regions of observations at or above `level`, the best `limit` of them."""
+        regions = merge_ranges([o.span for o in self.observations if o.score >= level])
+        best = {r: max(o.score for o in self.observations if o.score >= level and r.overlaps(o.span)) for r in regions}
+        return sorted(regions, key=lambda r: (-best[r], r.start_line))[:limit]
+
+    def outline_of(self, span: LineRange) -> str:
+        lines = [self.signatures[n].strip() for n in sorted(self.signatures) if span.start_line <= n <= span.end_line]
+        return "\n".join(lines) if lines else "(no definitions start here)"
+
+    def summary(self) -> dict[str, Any]:
+        return {"lines": self.line_count, "read": [[r.start_line, r.end_line] for r in merge_ranges(self.read)],
+                "rounds": self.rounds}
+
+    def lines_read(self) -> int:
+        return sum(r.end_line - r.start_line + 1 for r in merge_ranges(self.read))
+
+    def cost(self) -> FileCost:
+        lines = self.lines_read()
+        coverage = 100.0 * lines / self.line_count if self.line_count else 0.0
+        return FileCost(path=self.path, line_count=self.line_count, lines_read=lines, coverage_pct=round(coverage, 3),
+                        rounds=self.rounds, termination=None if self.termination is None else self.termination.value)

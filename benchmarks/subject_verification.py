@@ -24,9 +24,10 @@ def main() -> None:
     manifest = instantiate(cfg.dataset.loader)
     store = SubjectStore(cfg.paths.cache_dir)
     roots = {}
-    for row in manifest.rows:  # materialize (downloads on first use); one tree per distinct subject
-        roots.setdefault(row.task.subject.model_dump_json(), store.materialize(row.subject, row.task.id))
-    print(f"{len(manifest.rows)} tasks, {len(roots)} distinct subjects")
+    for row in manifest.rows:  # materialize (downloads on first use); tasks on one artifact share a tree
+        root = store.materialize(row.subject, row.task.id)
+        roots.setdefault(root, root)
+    print(f"{len(manifest.rows)} tasks, {len(roots)} distinct subject trees")
     print("| subject | files | MiB | digest s (first) | digest s (again) |")
     print("|---|---|---|---|---|")
     total_files = total_bytes = 0

@@ -22,6 +22,7 @@ from locator.system_one.wire import ChoiceAnswer, Question
 from locator.task import Task
 
 CHOICE_INSTRUCTIONS = "Which unread range of this file should be read next to find the code the task is about?"
+EPOCH_INSTRUCTIONS = "Which of these files should be read now to find the code the task is about?"
 
 
 class ProgressiveReader(Settings):
@@ -39,7 +40,13 @@ class ProgressiveReader(Settings):
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
         with ctx.stage("reading") as stage:
             states = [FileState(c, ctx.outline(c.info.path).signatures) for c in handed_off]
-            epochs = requests = 0
+            epochs = requests = file_choices = 0
+
+            def ask_files(candidates: list[Choice]) -> tuple[dict[str, float], str]:
+                nonlocal file_choices
+                file_choices += 1
+                return self._ask_files(task, ctx, candidates)
+
             while True:
                 actions = {id(s): self.actions(s) for s in states if s.termination is None}
                 for s in states:
@@ -56,7 +63,8 @@ class ProgressiveReader(Settings):
                     if c.stop:
                         c.state.termination = Termination.MODEL_STOP
                 reads = [c for c in choices if c.action is not None]
-                selected = {c.state: c.action for c in self.schedule.select(reads, self.action_threshold)}
+                chosen = self.schedule.select(reads, self.action_threshold, ask_files)
+                selected = {c.state: c.action for c in chosen}
                 if not selected:
                     waiting = {id(c.state) for c in choices if c.wait}
                     for s in eligible:
@@ -70,7 +78,8 @@ class ProgressiveReader(Settings):
                     self.budget.account(s, self.evidence.is_evidence)
             costs = [s.cost() for s in states]
             stage.files.extend(costs)
-            stage.set(epochs=epochs, requests=requests, files_handed_off=len(states),
+            stage.set(epochs=epochs, requests=requests + file_choices, epoch_file_choices=file_choices,
+                      files_handed_off=len(states),
                       files_read=sum(1 for s in states if s.read),
                       coverage_pct_mean=round(sum(c.coverage_pct for c in costs) / len(costs), 3) if costs else None,
                       max_rounds_of_a_file=max((s.rounds for s in states), default=0),
@@ -85,6 +94,16 @@ class ProgressiveReader(Settings):
 
     def _request_state(self, task: Task, group: list[FileState]) -> dict[str, Any]:
         return {"task": task.text, "stage": "reading", "reader": {s.path: s.summary() for s in group}}
+
+    def _ask_files(self, task: Task, ctx: LocatorContext, candidates: list[Choice]) -> tuple[dict[str, float], str]:
+        """One Choice over files that each chose a read: which should be read now."""
+        options = {f"f{i}": f"file: {c.state.path} ({c.state.line_count} lines)\nnext read: {c.action.span.label()}"
+                   for i, c in enumerate(candidates)}
+        question = Question(type="choice", instructions=EPOCH_INSTRUCTIONS, criteria=options)
+        state = self._request_state(task, [c.state for c in candidates])
+        [(_, answer)] = ctx.ask_keyed([(state, [(None, question)])], prefix="epoch", expect=ChoiceAnswer)
+        shares = {c.state.path: answer.probabilities.get(f"f{i}", 0.0) for i, c in enumerate(candidates)}
+        return shares, candidates[int(answer.choice[1:])].state.path
 
     def _choose(self, task: Task, ctx: LocatorContext, groups: list[list[FileState]],
                 actions: dict[int, list[ReadRange]]) -> list[Choice]:

@@ -3,6 +3,7 @@ its own knobs, so a knob of one never enters the results' address of the other."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -24,6 +25,10 @@ class Choice:
     wait: bool
 
 
+# Asks System One which of these files should be read now: (share of each file's path, the chosen path).
+AskFiles = Callable[[list[Choice]], tuple[dict[str, float], str]]
+
+
 class BatchSchedule(Settings):
     """Files in batches of `batch_size`, a request per batch; every confident choice is read now and a
     file whose choice falls below the action threshold ends."""
@@ -34,7 +39,7 @@ class BatchSchedule(Settings):
     def groups(self, states: list[FileState]) -> list[list[FileState]]:
         return [states[i : i + self.batch_size] for i in range(0, len(states), self.batch_size)]
 
-    def select(self, reads: list[Choice], action_threshold: float) -> list[Choice]:
+    def select(self, reads: list[Choice], action_threshold: float, ask_files: AskFiles) -> list[Choice]:
         selected = []
         for c in reads:
             if c.probability >= action_threshold:
@@ -45,15 +50,28 @@ class BatchSchedule(Settings):
 
 
 class GlobalSchedule(Settings):
-    """Every file in one request per epoch; the `epoch_width` most confident reads run now, the rest
-    (and files that chose to wait) stay eligible for the next epoch."""
+    """Every eligible file in one request per epoch, each choosing its next read (or wait, or stop);
+    then one Choice over the files whose read cleared the action threshold lets System One decide
+    which are read now: its choice first, then the others by probability, until their probability
+    mass reaches `epoch_mass`, at most `epoch_width` files. The rest stay eligible."""
 
     offers_wait: ClassVar[bool] = True
     epoch_width: int = Field(ge=1)
+    epoch_mass: float = Field(gt=0.0, le=1.0)
 
     def groups(self, states: list[FileState]) -> list[list[FileState]]:
         return [states]
 
-    def select(self, reads: list[Choice], action_threshold: float) -> list[Choice]:
+    def select(self, reads: list[Choice], action_threshold: float, ask_files: AskFiles) -> list[Choice]:
         confident = [c for c in reads if c.probability >= action_threshold]
-        return sorted(confident, key=lambda c: (-c.probability, c.state.path))[: self.epoch_width]
+        if len(confident) <= 1:
+            return confident
+        shares, chosen = ask_files(confident)
+        ranked = sorted(confident, key=lambda c: (c.state.path != chosen, -shares[c.state.path], c.state.path))
+        selected, mass = [], 0.0
+        for c in ranked[: self.epoch_width]:
+            selected.append(c)
+            mass += shares[c.state.path]
+            if mass >= self.epoch_mass:
+                break
+        return selected

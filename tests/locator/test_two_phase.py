@@ -218,13 +218,33 @@ def test_global_scheduler_reads_the_most_confident_files_first_and_keeps_others_
 
 
 def test_global_epoch_width_caps_the_reads_of_an_epoch(repo):
-    rules = [("path: pkg", 0.9), ("lines 1-20", 0.9)]
+    # System One spreads its file choice (0.3 to its pick, 0.35 to each other file): mass 0.8 needs all three
+    rules = [("path: pkg", 0.9), ("next read", 0.3), ("lines 1-20", 0.9)]
     narrow, _, _ = _run(repo, rules, locator=_locator(schedule="global", epoch_width=1, soft_rounds=1, hard_rounds=1))
     wide, _, _ = _run(repo, rules, locator=_locator(schedule="global", epoch_width=3, soft_rounds=1, hard_rounds=1))
     # three files, one round each: one file per epoch, or all three in one epoch
     assert _stage(narrow, "reading").details["epochs"] == 3
     assert _stage(wide, "reading").details["epochs"] == 1
     assert _stage(narrow, "reading").details["files_read"] == _stage(wide, "reading").details["files_read"] == 3
+
+
+def test_global_lets_system_one_choose_which_files_read_now(repo):
+    # every file's best read is confident, but System One's file choice puts 0.9 on b.py: only b.py reads
+    rules = [("path: pkg", 0.9), ("file: pkg/b.py", 0.9), ("next read", 0.05), ("lines 1-20", 0.9)]
+    locator = _locator(schedule="global", epoch_width=3, soft_rounds=1, hard_rounds=1)
+    result, backend, trace = _run(repo, rules, locator=locator)
+    epoch_questions = [q for r in backend.requests for q in r.questions.values()
+                       if q.type == "choice" and q.instructions.startswith("Which of these files")]
+    assert len(epoch_questions[0].criteria) == 3 and all("next read: lines 1-20" in d for d in epoch_questions[0].criteria.values())
+    first = next(e.data["path"] for e in trace.events if e.kind == EventKind.READ and e.data["what"] == ReadKind.RANGE)
+    assert first == "pkg/b.py"
+    details = _stage(result, "reading").details
+    # epoch 2: a.py is the (weak, 0.05) choice, c.py holds 0.95 of the mass: both are read
+    assert details["epochs"] == 2 and details["epoch_file_choices"] == 2 and details["files_read"] == 3
+
+
+def test_the_global_hand_off_is_capped():
+    assert _locator(schedule="global").discovery.max_files == 64
 
 
 def test_global_offers_wait_and_a_waiting_file_stays_eligible(tmp_path):

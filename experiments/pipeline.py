@@ -22,6 +22,7 @@ from dataset.subjects import SubjectStore, source_reader
 from experiments.identity import code_identity
 from locator.base import Locator
 from locator.hashing import blake3_hex, canonical_json
+from locator.redact import redact
 from locator.repository import PathOutsideSubjectError, RepositoryView, UnknownFileError
 from locator.result import LocalizationResult, Provenance
 from locator.runtime import localize
@@ -121,9 +122,9 @@ class Job:
                 raise ValueError(f"{result_path}: result is for {result.task}@{result.subject}, not {row.task.id}")
             scores = score_task(result, row.gold, source_reader(repo.root))
         except Exception as exc:  # noqa: BLE001 - a task failure is recorded, the sweep goes on
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            detail = redact("".join(traceback.format_exception_only(type(exc), exc)).strip())
             out_dir.mkdir(parents=True, exist_ok=True)
-            (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+            (out_dir / "error.txt").write_text(redact(traceback.format_exc()), encoding="utf-8")
             return TaskOutcome(row.task.id, *_origin(row), repeat, "failed", reused, out_dir, {}, detail)
         code = result.provenance.code
         return TaskOutcome(row.task.id, *_origin(row), repeat, "ok", reused, out_dir, scores,

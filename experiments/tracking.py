@@ -141,6 +141,9 @@ class RedactSecrets(Callback):
         redact_std_streams()
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        # a joblib worker receives this callback pickled (no __init__ ran there): install here too
+        redact_logging()
+        redact_std_streams()
         output = Path(HydraConfig.get().runtime.output_dir)
         saved = list((output / str(config.hydra.output_subdir)).glob("*.yaml")) if config.hydra.output_subdir else []
         if HydraConfig.get().mode.name == "MULTIRUN":

@@ -34,7 +34,8 @@ def test_a_job_over_http_never_writes_the_key_anywhere(ws, tmp_path, monkeypatch
     assert leaks == [] and SECRET not in proc.stdout + proc.stderr
 
 
-def test_url_credentials_are_written_nowhere(ws, tmp_path):
+@pytest.mark.parametrize("launcher", ["serial", "parallel"])
+def test_url_credentials_are_written_nowhere(ws, tmp_path, launcher):
     import socket
 
     user_secret, query_secret = "pw-loclab-marker-5e1d", "tok-loclab-marker-93ac"
@@ -44,8 +45,8 @@ def test_url_credentials_are_written_nowhere(ws, tmp_path):
     with system_one_server(tmp_path / "server-cache") as url:
         good = url.replace("http://", f"http://loclab:{user_secret}@") + f"?api_key={query_secret}"
         dead = f"http://loclab:{user_secret}@127.0.0.1:{dead_port}/v1/answer?token={query_secret}"
-        proc = ws.run("experiments.run", "system_one=http", f"system_one.backend.url='{good}','{dead}'", "limit=1",
-                      *FAST, multirun=True)
+        proc = ws.run("experiments.run", f"sweep={launcher}", "system_one=http",
+                      f"system_one.backend.url='{good}','{dead}'", "limit=1", *FAST, multirun=True)
     assert proc.returncode != 0  # the dead endpoint's job failed
     jobs = ws.jobs()
     assert sorted(j.info.status for j in jobs) == ["FAILED", "FINISHED"]

@@ -166,7 +166,7 @@ def test_changed_locator_code_never_reuses_an_old_result(tmp_path, subject_cache
 
     first = job()
     assert first.data.tags["loclab.results_dir"].startswith(str(ws.root))
-    reader = copy / "locator" / "reader.py"
+    reader = copy / "locator" / "reading" / "engine.py"
     reader.write_text(reader.read_text().replace("to find the code the task is about?", "to find the code for the task?"))
     changed = job()
     assert changed.data.metrics["tasks_reused"] == 0

@@ -168,9 +168,10 @@ def shared_tasks(arms: list[Arm]) -> pd.Index:
 
 def describe_reduction(arms: list[Arm], shared: pd.Index) -> str:
     """What the tables are computed over, said once per report."""
-    dropped = [f"{arm.label} −{len(task_values(arm).index.difference(shared))}" for arm in arms
-               if len(task_values(arm).index.difference(shared))]
-    repeats = sorted({int(r) for arm in arms for r in task_values(arm).repeats})
+    values = {arm.label: task_values(arm) for arm in arms}
+    dropped = [f"{label} −{len(frame.index.difference(shared))}" for label, frame in values.items()
+               if len(frame.index.difference(shared))]
+    repeats = sorted({int(r) for frame in values.values() for r in frame.repeats})
     text = f"{len(shared)} tasks every run completed; per-task values: {REPEAT_REDUCTION} (repeats: {repeats})"
     return text + (f"; tasks not shared by every run left out ({', '.join(dropped)})" if dropped else "")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import traceback
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -83,11 +84,12 @@ class Job:
     def uses_system_one(self) -> bool:
         return getattr(self.locator, "uses_system_one", True)
 
-    @property
+    @cached_property
     def run_key(self) -> str:
         """Content address of the results: the locator's config, the source of the code that
         localizes (`experiments.identity`), its inputs' identity (e.g. the hash of an imported
-        file), and the System One identity when the locator asks System One."""
+        file), and the System One identity when the locator asks System One. Computed once per job:
+        it hashes the config and any input file, and every task asks for it."""
         key = {"locator": OmegaConf.to_container(self.cfg.locator, resolve=True),
                "code": code_identity().source_blake3,
                "inputs": getattr(self.locator, "input_identity", None)}

@@ -168,8 +168,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-k", default="", help="only mutations whose name contains this")
     args = parser.parse_args()
+    chosen = [m for m in MUTATIONS if args.k in m.name]
+    if not chosen:
+        parser.error(f"no mutation's name contains {args.k!r}")
     survivors = []
-    for mutation in [m for m in MUTATIONS if args.k in m.name]:
+    for mutation in chosen:
         killed, closing = run(mutation)
         print(f"{'killed  ' if killed else 'SURVIVED'}  {mutation.name}  ({mutation.path}): {closing}", flush=True)
         if not killed:

@@ -9,6 +9,7 @@ Exits 0 when every task is identical, 1 otherwise (listing the tasks and the fir
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -35,9 +36,16 @@ def _first_difference(a, b, where="") -> str:
 
 
 def main(argv: list[str]) -> int:
-    before, after = (Path(a) for a in argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("before", type=Path, help="a job's results folder (runs/results/<dataset>/<locator>-<address>)")
+    parser.add_argument("after", type=Path)
+    args = parser.parse_args(argv)
+    before, after = args.before, args.after
     left = {p.relative_to(before): p for p in before.rglob("localization-result.json")}
     right = {p.relative_to(after): p for p in after.rglob("localization-result.json")}
+    for folder, found in ((before, left), (after, right)):
+        if not found:
+            parser.error(f"{folder}: no localization-result.json below it (not a job's results folder)")
     if set(left) != set(right):
         print(f"different task sets: {len(set(left) - set(right))} only before, {len(set(right) - set(left))} only after")
         return 1

@@ -26,13 +26,15 @@ from tqdm import tqdm
 
 from experiments.identity import code_identity
 from experiments.paths import git_revision, register_resolvers
-from experiments.pipeline import Job
+from experiments.pipeline import RESULT_FILE, Job
 from experiments.report import per_task_frame, print_summary
+from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
     PARENT_RUN_ENV, PARENT_TAG, close_stale_runs, ensure_experiment, finished_job, flatten, mlflow_key, tracking_uri,
 )
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact
+from locator.result import LocalizationResult
 from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
 
 register_resolvers()
@@ -164,6 +166,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: st
     produced = sorted(set(ok.produced_at.dropna()))
     mlflow.set_tag("loclab.results_produced_at", ",".join(produced)[:4000])
     mlflow.log_metrics(counts)
+    _log_telemetry(outcomes)
     mlflow.log_table(frame, "per_task.json")
     mlflow.log_text(frame.to_csv(index=False), "per_task.csv")
     if len(summary):
@@ -184,6 +187,18 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: st
         if not cfg.allow_failed_tasks:
             raise TasksFailedError(f"{counts['tasks_failed']} of {len(frame)} tasks failed (their errors are above); "
                                    "the job is marked FAILED — allow_failed_tasks=true keeps it FINISHED")
+
+
+def _log_telemetry(outcomes) -> None:
+    """Per-file telemetry as a table, per-job counts as metrics (e.g. reading.terminated_model_stop)."""
+    results = [(o.task_id, o.repeat, LocalizationResult.read(o.result_dir / RESULT_FILE))
+               for o in outcomes if o.status == "ok"]
+    files = file_telemetry(results)
+    if len(files):
+        mlflow.log_table(files, "file_telemetry.json")
+    metrics = job_telemetry(results)
+    if metrics:
+        mlflow.log_metrics({mlflow_key(k): v for k, v in metrics.items()})
 
 
 def run_or_exit(cfg: DictConfig, localize_missing: bool) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from locator.repository import FileInfo, Outline, ReadResult, RepositoryView
 from locator.result import FileCost, Producer, ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
-from locator.system_one.wire import Answer, Question, Response, expect_answer
+from locator.system_one.wire import ANSWER_TYPES, Answer, Question, Response, expect_answer
 from locator.task import Task
 from locator.trace import EventKind, ReadKind, Trace
 
@@ -85,11 +85,13 @@ class LocatorContext:
         return self.system_one.ask_many(calls)
 
     def ask_keyed(self, calls: list[tuple[dict[str, Any], list[tuple[T, Question]]]], prefix: str,
-                  expect: type[A]) -> list[tuple[T, A]]:
+                  expect: type[A] | None) -> list[tuple[T, A]]:
         """Questions about items, one request per (state, items) group, the requests concurrent;
-        every answer type-checked and mapped back to its item, in the order asked. Keys are
-        `prefix` + a number running across the groups. The one place requests are built."""
+        every answer type-checked (against `expect`, or, for a mixed request, None: against each
+        question's type) and mapped back to its item, in the order asked. Keys are `prefix` + a
+        number running across the groups. The one place requests are built."""
         keyed: list[tuple[str, T]] = []
+        expected: dict[str, type] = {}
         requests = []
         for state, items in calls:
             questions = {}
@@ -97,12 +99,13 @@ class LocatorContext:
                 key = f"{prefix}{len(keyed)}"
                 questions[key] = question
                 keyed.append((key, item))
+                expected[key] = expect or ANSWER_TYPES[question.type]
             if questions:
                 requests.append((state, questions))
         answers: dict[str, Answer] = {}
         for response in self.ask_many(requests):
             answers.update(response.answers)
-        return [(item, expect_answer(answers[key], expect, key)) for key, item in keyed]
+        return [(item, expect_answer(answers[key], expected[key], key)) for key, item in keyed]
 
     def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> ReadResult:
         result = self._repo.read(path, start_line, end_line)

@@ -96,7 +96,8 @@ class FileCost(Record):
     line_count: int = Field(ge=0)
     lines_read: int = Field(ge=0)
     coverage_pct: float = Field(ge=0.0, le=100.0, description="distinct lines read / lines of the file")
-    rounds: int = Field(ge=0)
+    rounds: int = Field(ge=0, description="rounds (two_phase) or epochs (runtimes) the file took part in")
+    reads: int | None = Field(default=None, ge=0, description="read effects executed on the file")
     termination: str | None = None
 
 

@@ -1,18 +1,20 @@
 """The two-phase System One locator family.
 
 Phase 1 (`discovery`: flat or pruned, `locator/discovery.py`) picks files from metadata alone;
-Phase 2 (`reader`, the reading engine in `locator/reading/`) reads them progressively, System One choosing where, and
-keeps the observations it rates above the observation threshold as evidence. Variants are
+Phase 2 (`reader`, built on the reading engine in `locator/reading/`) reads them, System One
+choosing where, and keeps the reads it rates at or above the observation threshold as evidence.
+Phase 2 is seed 000's progressive reader (`locator=two_phase`), its range-only runtime
+(`locator=range_runtime`) or its per-file runtimes (`locator=file_runtime`); the rest is
 configuration: `locator/discovery=pruned`, `locator/schedule=global`, sources, thresholds, budgets.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from locator.base import LocatorContext, LocatorOutput
 from locator.discovery import Discovery
 from locator.reading.engine import ProgressiveReader
+from locator.reading.file_runtime import FileRuntimes
+from locator.reading.range_runtime import RangeRuntime
 from locator.settings import Settings
 from locator.task import Task
 
@@ -20,11 +22,16 @@ _NOUL = "noul: probability that the statement is true"
 
 
 class TwoPhaseLocator(Settings):
-    name: ClassVar[str] = "two_phase"
+    """Phase 1 then Phase 2; which Phase 2 (`reader`) names the locator."""
+
     discovery: Discovery
-    reader: ProgressiveReader
+    reader: ProgressiveReader | RangeRuntime | FileRuntimes
     file_suffixes: list[str]
     keep_unconfirmed_files: bool
+
+    @property
+    def name(self) -> str:
+        return self.reader.name
 
     def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
         handed_off = self.discovery.discover(task, ctx, ctx.candidate_files(self.file_suffixes))

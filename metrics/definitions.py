@@ -56,7 +56,7 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("cache_misses", c, "requests the decision cache passed to the backend"),
         MetricSpec("retries", c, "transient failures retried by a remote backend"),
         MetricSpec("model_wall_time_ms", c, "summed wall time of backend calls"),
-        MetricSpec("model_critical_path_ms", c, "backend wall time on the critical path (slowest call per concurrent wave)"),
+        MetricSpec("model_critical_path_ms", c, "wall time during which at least one backend call was in flight"),
         MetricSpec("cost_usd", c, "billed provider cost of the physical calls (needs a price table)"),
         MetricSpec("logical_cost_usd", c, "provider cost the logical calls would have had without the cache"),
         MetricSpec("source_lines_read", c, "source lines handed to the locator by the RepositoryView"),

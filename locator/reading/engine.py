@@ -3,7 +3,8 @@ read and observe -> budget, until no file is left."""
 
 from __future__ import annotations
 
-from typing import Any
+from enum import StrEnum
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -11,7 +12,7 @@ from locator.base import LocatorContext
 from locator.discovery import Candidate
 from locator.reading.actions import STOP_FILE, WAIT, ReadRange
 from locator.reading.budget import RoundBudget
-from locator.reading.effects import read_and_observe
+from locator.reading.effects import Observe, read_and_observe
 from locator.reading.evidence import ThresholdEvidence
 from locator.reading.schedule import BatchSchedule, Choice, GlobalSchedule
 from locator.reading.sources import ActionSource
@@ -25,21 +26,31 @@ CHOICE_INSTRUCTIONS = "Which unread range of this file should be read next to fi
 EPOCH_INSTRUCTIONS = "Which of these files should be read now to find the code the task is about?"
 
 
+class Describe(StrEnum):
+    STAT = "stat"  # seed 000: the action space from file stat alone (line counts, coverage)
+    OUTLINE = "outline"  # loclab's earlier reader: each window lists the definitions it holds (outline lines are charged)
+
+
 class ProgressiveReader(Settings):
+    """Seed 000's progressive reader (two_phase's Phase 2)."""
+
+    name: ClassVar[str] = "two_phase"
     schedule: BatchSchedule | GlobalSchedule
     sources: dict[str, ActionSource] = Field(description="action sources, asked in this order")
     budget: RoundBudget
     evidence: ThresholdEvidence
     max_actions: int = Field(ge=1, description="options per Choice question (besides the control options)")
     action_threshold: float = Field(ge=0.0, le=1.0, description="choice probability a read needs to run")
-    evidence_lines: int = Field(ge=1, description="observation granularity (chunks scored with Noul)")
+    observation: Observe
+    describe: Describe
 
     def actions(self, state: FileState) -> list[ReadRange]:
         return [a for source in self.sources.values() for a in source.propose(state)][: self.max_actions]
 
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
         with ctx.stage("reading") as stage:
-            states = [FileState(c, ctx.outline(c.info.path).signatures) for c in handed_off]
+            states = [FileState(c, ctx.outline(c.info.path).signatures if self.describe is Describe.OUTLINE else None)
+                      for c in handed_off]
             epochs = requests = file_choices = 0
 
             def ask_files(candidates: list[Choice]) -> tuple[dict[str, float], str]:
@@ -73,7 +84,7 @@ class ProgressiveReader(Settings):
                                              else Termination.NO_ACTION_ABOVE_THRESHOLD)
                     break
                 requests += read_and_observe(ctx, lambda group: self._request_state(task, group),
-                                             self.schedule.groups(list(selected)), selected, self.evidence_lines)
+                                             self.schedule.groups(list(selected)), selected, self.observation)
                 for s in selected:
                     self.budget.account(s, self.evidence.is_evidence)
             costs = [s.cost() for s in states]

@@ -13,11 +13,14 @@ OBSERVATION_INSTRUCTIONS = "Does this excerpt contain the code the task is about
 
 
 class ThresholdEvidence(Settings):
-    """Observations at or above `observation_threshold`, adjacent ones merged, the best
-    `max_evidence_spans` per file first."""
+    """Observations at or above `observation_threshold`, adjacent ones merged, best first (at most
+    `max_evidence_spans` per file; null keeps every one, the seed's whole ranges). A file with
+    evidence is `primary` when its best span reaches `primary_threshold`, otherwise `supporting`;
+    a handed-off file without evidence is `context` (kept only with keep_unconfirmed_files)."""
 
     observation_threshold: float = Field(ge=0.0, le=1.0)
-    max_evidence_spans: int = Field(ge=1)
+    max_evidence_spans: int | None = Field(ge=1)
+    primary_threshold: float = Field(ge=0.0, le=1.0)
 
     def is_evidence(self, observation: Observation) -> bool:
         return observation.score >= self.observation_threshold
@@ -35,10 +38,15 @@ class ThresholdEvidence(Settings):
         return [
             Evidence(id=f"{s.path}#{o.span.start_line}-{o.span.end_line}", start_line=o.span.start_line,
                      end_line=o.span.end_line,
-                     confidence=Confidence.of(o.score, "noul", "System One noul on the excerpt (best chunk of a merged span)"),
+                     confidence=Confidence.of(o.score, "noul", "System One noul on the excerpt (the best observation of a merged span)"),
                      reason=OBSERVATION_INSTRUCTIONS, content=o.content)
             for o in sorted(merged, key=lambda o: (-o.score, o.span.start_line))[: self.max_evidence_spans]
         ]
+
+    def role(self, evidence: list[Evidence]) -> Role:
+        if not evidence:
+            return Role.CONTEXT
+        return Role.PRIMARY if evidence[0].confidence.score >= self.primary_threshold else Role.SUPPORTING
 
     def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
         files: list[tuple[float, ResultFile]] = []
@@ -48,7 +56,7 @@ class ThresholdEvidence(Settings):
                 continue
             score = evidence[0].confidence.score if evidence else s.candidate.score
             files.append((score, ResultFile(
-                path=s.path, role=Role.RELEVANT if evidence else Role.CONTEXT,
+                path=s.path, role=self.role(evidence),
                 confidence=Confidence.of(score, "noul", "best evidence span" if evidence else "file discovery from metadata only"),
                 reason=f"discovery noul {s.candidate.score:.3f}; rounds {s.rounds}; terminated: {s.termination}",
                 evidence=evidence,

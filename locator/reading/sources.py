@@ -21,17 +21,18 @@ class ActionSource(Protocol):
 
 class HotspotExpansions(Settings):
     """Before/after expansions of `expand_lines` around up to `max_hotspots` disconnected regions of
-    observations at or above `hotspot_threshold`, each described by the definitions it holds and
-    the observed text it continues from."""
+    observations at or above `hotspot_threshold`, each described (`FileState.describe`) and shown
+    with up to `context_chars` of the observed text it continues from."""
 
     expand_lines: int = Field(ge=1)
     max_hotspots: int = Field(ge=1)
     hotspot_threshold: float = Field(ge=0.0, le=1.0)
+    context_chars: int = Field(ge=0)
 
     def propose(self, state: FileState) -> list[ReadRange]:
         found = []
         for h, spot in enumerate(state.hotspots(self.hotspot_threshold, self.max_hotspots)):
-            edge_before = state.signatures.get(spot.start_line, "")
+            edge_before = (state.signatures or {}).get(spot.start_line, "")
             for provenance, span in (
                 (Provenance.BEFORE, LineRange(max(1, spot.start_line - self.expand_lines), spot.start_line - 1)),
                 (Provenance.AFTER, LineRange(spot.end_line + 1, min(state.line_count, spot.end_line + self.expand_lines))),
@@ -40,7 +41,7 @@ class HotspotExpansions(Settings):
                     near = next((o.content for o in state.observations if o.span.overlaps(spot)), edge_before)
                     found.append(ReadRange(f"{provenance.value}{h}", span, provenance,
                                            f"{provenance.value} hotspot {spot.label()}: {span.label()}\n"
-                                           f"{state.outline_of(span)}\ncontinues from:\n{near[:400]}"))
+                                           f"{state.describe(span)}\ncontinues from:\n{near[: self.context_chars]}"))
         return found
 
 
@@ -50,5 +51,5 @@ class Windows(Settings):
     window_lines: int = Field(ge=1)
 
     def propose(self, state: FileState) -> list[ReadRange]:
-        return [ReadRange(f"w{w}", window, Provenance.WINDOW, f"{window.label()}\n{state.outline_of(window)}")
+        return [ReadRange(f"w{w}", window, Provenance.WINDOW, f"{window.label()}\n{state.describe(window)}")
                 for w, window in enumerate(tiles(state.line_count, self.window_lines)) if state.unread_segments(window)]

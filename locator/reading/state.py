@@ -14,12 +14,26 @@ from locator.windows import LineRange
 class Termination(StrEnum):
     """Why a file stopped being read; each names what happened."""
 
-    BUDGET_EXHAUSTED = "budget_exhausted"  # hard_rounds reached
+    BUDGET_EXHAUSTED = "budget_exhausted"  # the file's round budget (hard_rounds, or safety_epochs of a file runtime) ran out
     NO_NEW_EVIDENCE = "no_new_evidence"  # past soft_rounds, the last round found nothing new
     ACTION_SPACE_EXHAUSTED = "action_space_exhausted"  # nothing unread left to offer
     MODEL_STOP = "model_stop"  # System One chose the stop option
     NO_ACTION_ABOVE_THRESHOLD = "no_action_above_threshold"  # the chosen read's probability < action_threshold
     ALL_FILES_WAITING = "all_files_waiting"  # global: every remaining file chose to wait, nothing left to wait for
+    SAFETY_BUDGET = "safety_budget"  # range runtime: the task's safety epochs ran out before System One stopped
+
+
+@dataclass(frozen=True)
+class RawRead:
+    """Lines a read effect handed out, as read: the runtimes' observation before any scoring."""
+
+    span: LineRange
+    lines: tuple[str, ...]
+    epoch: int
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
 
 
 @dataclass(frozen=True)
@@ -44,10 +58,12 @@ def merge_ranges(spans: list[LineRange]) -> list[LineRange]:
 @dataclass(eq=False)
 class FileState:
     candidate: Candidate
-    signatures: dict[int, str]
+    signatures: dict[int, str] | None  # None: actions are described by geometry (stat) alone
     read: list[LineRange] = field(default_factory=list)
+    raw: list[RawRead] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     rounds: int = 0
+    reads: int = 0  # read effects executed (a round or epoch may execute several)
     termination: Termination | None = None
 
     @property
@@ -76,9 +92,15 @@ class FileState:
         best = {r: max(o.score for o in self.observations if o.score >= level and r.overlaps(o.span)) for r in regions}
         return sorted(regions, key=lambda r: (-best[r], r.start_line))[:limit]
 
-    def outline_of(self, span: LineRange) -> str:
+    def describe(self, span: LineRange) -> str:
+        """The definitions a span holds (outline) or, from stat alone, where it lies and how much is read."""
+        if self.signatures is None:
+            return f"{span.label()} of {self.line_count}; {self.coverage_pct():.0f}% of the file read"
         lines = [self.signatures[n].strip() for n in sorted(self.signatures) if span.start_line <= n <= span.end_line]
         return "\n".join(lines) if lines else "(no definitions start here)"
+
+    def coverage_pct(self) -> float:
+        return 100.0 * self.lines_read() / self.line_count if self.line_count else 0.0
 
     def summary(self) -> dict[str, Any]:
         return {"lines": self.line_count, "read": [[r.start_line, r.end_line] for r in merge_ranges(self.read)],
@@ -88,7 +110,6 @@ class FileState:
         return sum(r.end_line - r.start_line + 1 for r in merge_ranges(self.read))
 
     def cost(self) -> FileCost:
-        lines = self.lines_read()
-        coverage = 100.0 * lines / self.line_count if self.line_count else 0.0
-        return FileCost(path=self.path, line_count=self.line_count, lines_read=lines, coverage_pct=round(coverage, 3),
-                        rounds=self.rounds, termination=None if self.termination is None else self.termination.value)
+        return FileCost(path=self.path, line_count=self.line_count, lines_read=self.lines_read(),
+                        coverage_pct=round(self.coverage_pct(), 3), rounds=self.rounds, reads=self.reads,
+                        termination=None if self.termination is None else self.termination.value)

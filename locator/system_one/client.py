@@ -67,6 +67,8 @@ class SystemOne:
         self.pricing = pricing or Pricing()
         self._lock = threading.Lock()
         self._totals = UsageTotals()
+        self._in_flight = 0
+        self._busy_since = 0.0
 
     def _add(self, delta: UsageTotals) -> None:
         with self._lock:
@@ -75,6 +77,21 @@ class SystemOne:
     def totals(self) -> UsageTotals:
         with self._lock:
             return self._totals
+
+    def _call_started(self) -> None:
+        with self._lock:
+            if self._in_flight == 0:
+                self._busy_since = time.perf_counter()
+            self._in_flight += 1
+
+    def _call_ended(self) -> None:
+        """The critical path is the wall time during which at least one backend call was in flight:
+        true whether calls overlap inside one `ask_many` or come from concurrent callers (file runtimes)."""
+        with self._lock:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                busy_ms = (time.perf_counter() - self._busy_since) * 1000
+                self._totals = self._totals + UsageTotals(model_critical_path_ms=busy_ms)
 
     def _emit(self, kind: EventKind, **data: Any) -> None:
         if self.trace is not None:
@@ -85,8 +102,8 @@ class SystemOne:
             self._add(UsageTotals(retries=1))
         self._emit(EventKind.DECISION, system_one_event=kind, **data)
 
-    def _ask(self, state: dict[str, Any], questions: dict[str, Question]) -> tuple[Response, float]:
-        """One request; returns the answer and the backend time it cost (0 on a cache hit)."""
+    def _ask(self, state: dict[str, Any], questions: dict[str, Question]) -> Response:
+        """One request, through the cache."""
         request = Request(state=state, model=self.model, questions=questions)
         key = decision_key(self.backend.identity, request) if self.cache is not None else None
         cached = self.cache.get(key) if key is not None else None
@@ -97,8 +114,12 @@ class SystemOne:
             self._add(UsageTotals(1, response.usage.input_tokens, response.usage.output_tokens, cache_hits=1))
         else:
             started = time.perf_counter()
-            with events.sink(self._on_backend_event):
-                response = validate_response(request, self.backend.answer(request))
+            self._call_started()
+            try:
+                with events.sink(self._on_backend_event):
+                    response = validate_response(request, self.backend.answer(request))
+            finally:
+                self._call_ended()
             wall_ms = (time.perf_counter() - started) * 1000
             if key is not None and self.cache is not None:
                 response = self.cache.put(key, self.backend.identity, response)
@@ -114,25 +135,14 @@ class SystemOne:
             answers={k: a.model_dump(mode="json") for k, a in response.answers.items()},
             usage=response.usage.model_dump(mode="json"),
         )
-        return response, wall_ms
+        return response
 
     def ask(self, state: dict[str, Any], questions: dict[str, Question]) -> Response:
         return self.ask_many([(state, questions)])[0]
 
     def ask_many(self, calls: list[Call]) -> list[Response]:
-        """Independent requests, up to max_concurrency at once; answers in the order asked.
-
-        The critical path grows by the slowest backend call of each wave of concurrent requests.
-        """
-        if not calls:
-            return []
-        if self.max_concurrency == 1 or len(calls) == 1:
-            results = [self._ask(state, questions) for state, questions in calls]
-            critical = sum(ms for _, ms in results)
-        else:
-            with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(calls))) as pool:
-                results = list(pool.map(lambda call: self._ask(*call), calls))
-            waves = [results[i : i + self.max_concurrency] for i in range(0, len(results), self.max_concurrency)]
-            critical = sum(max(ms for _, ms in wave) for wave in waves)
-        self._add(UsageTotals(model_critical_path_ms=critical))
-        return [response for response, _ in results]
+        """Independent requests, up to max_concurrency at once; answers in the order asked."""
+        if self.max_concurrency == 1 or len(calls) <= 1:
+            return [self._ask(state, questions) for state, questions in calls]
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(calls))) as pool:
+            return list(pool.map(lambda call: self._ask(*call), calls))

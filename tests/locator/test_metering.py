@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 
+from experiments.paths import CONF_DIR
 from locator.base import Locator, LocatorContext
 from locator.repository import RepositoryView
 from locator.runtime import localize
@@ -74,6 +75,11 @@ def _configured_locators(tmp_path: Path):
                    locator("two_phase", f"locator/discovery={discovery}", f"locator/schedule={schedule}",
                            discovery={"file_threshold": 0.0, **({"directory_threshold": 0.0} if discovery == "pruned" else {})},
                            reader={"action_threshold": 0.0}))
+    yield ("two_phase earlier reader (outline, chunked, fixed)",
+           locator("two_phase", "locator/observation=chunked", "locator/expansion=fixed", "locator.reader.describe=outline",
+                   discovery={"file_threshold": 0.0}, reader={"action_threshold": 0.0}))
+    for runtime in ("range_runtime", "file_runtime"):
+        yield runtime, locator(runtime, discovery={"file_threshold": 0.0})
     yield "imported generic", locator("imported", path=generic, format="generic", system="Peer")
     yield "imported locagent", locator("imported", path=locagent, format="locagent", system="LocAgent")
 
@@ -101,7 +107,8 @@ def test_every_configured_locator_reads_only_through_the_metered_context(tmp_pat
         if result.cost.source_lines_read is not None:
             assert result.cost.source_lines_read == traced, name
         checked.append(name)
-    assert len(checked) == 7
+    words = {w for name in checked for w in name.split()}
+    assert {p.stem for p in (CONF_DIR / "locator").glob("*.yaml")} <= words, "a configured locator went unaudited"
 
 
 def test_a_locator_that_reads_behind_the_context_is_caught(tmp_path, monkeypatch):

@@ -7,7 +7,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from locator.repository import RepositoryView
+from locator.discovery import Candidate
+from locator.reading.state import FileState, Observation
+from locator.repository import FileInfo, RepositoryView
+from locator.windows import LineRange
 from locator.runtime import localize
 from locator.system_one.client import SystemOne
 from locator.task import SubjectIdentity, Task
@@ -17,7 +20,7 @@ from tests.conftest import write_tree
 from tests.locator.scripted import ScriptedBackend
 
 TASK = Task(id="t", text="the task", subject=SubjectIdentity(repository="r", revision="v"))
-READER = dict(window_lines=20, evidence_lines=5, expand_lines=10, action_threshold=0.3, observation_threshold=0.7,
+READER = dict(window_lines=20, chunk_lines=5, expand_lines=10, action_threshold=0.3, observation_threshold=0.7,
               hotspot_threshold=0.9, soft_rounds=2, hard_rounds=4)
 FLAT = dict(file_threshold=0.5, recall_guard_fraction=0.0)
 
@@ -27,13 +30,18 @@ def _lines(n: int, marks: dict[int, str] | None = None, prefix: str = "x") -> st
     return "".join(f"{marks[i]} = 1\n" if i in marks else f"{prefix}{i} = {i}\n" for i in range(1, n + 1))
 
 
-_HOMES = {"batch_size": "schedule", "epoch_width": "schedule", "soft_rounds": "budget", "hard_rounds": "budget",
+_HOMES = {"chunk_lines": "observation", "primary_threshold": "evidence", "batch_size": "schedule", "epoch_width": "schedule", "soft_rounds": "budget", "hard_rounds": "budget",
           "observation_threshold": "evidence", "max_evidence_spans": "evidence", "window_lines": "sources.windows",
           "expand_lines": "sources.expansions", "max_hotspots": "sources.expansions",
           "hotspot_threshold": "sources.expansions"}
 
 
-def _locator(discovery="flat", schedule="batch", discovery_params=None, **reader):
+# These rules are tested on loclab's earlier reader (8-line chunk observations, fixed expansions,
+# outlined windows: each one named option); the seed's defaults have their own tests below.
+EARLIER = ("locator/observation=chunked", "locator/expansion=fixed", "locator.reader.describe=outline")
+
+
+def _locator(discovery="flat", schedule="batch", discovery_params=None, options=EARLIER, **reader):
     """The YAML's two_phase with the test's settings, each put where it lives in the reader."""
     nested: dict = {}
     for key, value in (READER | reader).items():
@@ -41,7 +49,7 @@ def _locator(discovery="flat", schedule="batch", discovery_params=None, **reader
         for part in _HOMES.get(key, "").split(".") if key in _HOMES else []:
             node = node.setdefault(part, {})
         node[key] = value
-    return compose_locator("two_phase", f"locator/discovery={discovery}", f"locator/schedule={schedule}",
+    return compose_locator("two_phase", f"locator/discovery={discovery}", f"locator/schedule={schedule}", *options,
                            discovery=FLAT | (discovery_params or {}) if discovery == "flat" else (discovery_params or {}),
                            reader=nested)
 
@@ -305,3 +313,67 @@ def test_invalid_reader_parameters_are_refused_naming_the_field(bad):
         _locator(**bad)
     assert isinstance(info.value.__cause__ or info.value, ValidationError) or "validation error" in str(info.value)
     assert next(iter(bad)) in str(info.value) or "hard_rounds" in str(info.value)
+
+
+# --- The seed's reader: the defaults --------------------------------------------------------------
+
+def _seed_locator(keep_unconfirmed_files: bool = False, **reader):
+    """The YAML's two_phase as it ships (seed 000's mechanics), with 20-line windows."""
+    nested: dict = {}
+    for key, value in (dict(window_lines=20, action_threshold=0.3, observation_threshold=0.7, soft_rounds=2,
+                            hard_rounds=4) | reader).items():
+        node = nested
+        for part in _HOMES.get(key, "").split(".") if key in _HOMES else []:
+            node = node.setdefault(part, {})
+        node[key] = value
+    return compose_locator("two_phase", discovery=FLAT, reader=nested, keep_unconfirmed_files=keep_unconfirmed_files)
+
+
+def test_seed_default_scores_each_read_once_as_a_whole(repo):
+    rules = [("path: pkg/a.py", 0.9), ("lines 21-40", 0.9), ("lines", 0.1)]
+    result, backend, _ = _run(repo, rules, locator=_seed_locator(hard_rounds=1, soft_rounds=1))
+    observed = [q.criteria for r in backend.requests for q in r.questions.values()
+                if q.type == "noul" and q.content is not None]
+    assert observed == ["pkg/a.py lines 21-40"]  # one observation for the 20-line read, not 8-line chunks
+
+
+def test_seed_default_expands_any_read_at_the_observation_threshold_by_same_size_neighbours(repo):
+    # HOT_ONE's read scores 0.7: exactly the observation threshold, no third (hotspot) threshold
+    rules = [("path: pkg/a.py", 0.9), ("HOT_ONE", 0.7), ("before", 0.8), ("after", 0.8), ("lines 21-40", 0.9),
+             ("lines", 0.05)]
+    _, backend, trace = _run(repo, rules, locator=_seed_locator(hard_rounds=2, soft_rounds=2))
+    assert _reads(trace, "pkg/a.py")[:2] == [(21, 40), (1, 20)]  # then the 20-line window before it
+    options = [q.options() for r in backend.requests for q in r.questions.values() if q.type == "choice"]
+    assert "before0" in options[1] and "after0" in options[1]
+    assert "lines 1-20" in options[1]["before0"] and "lines 41-60" in options[1]["after0"]
+
+
+def test_seed_default_builds_the_action_space_from_stat_alone(tmp_path):
+    source = "class A:\n    def f(self):\n        return 1\n" * 10
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": source}))
+    result, backend, trace = _run(repo, [("path: pkg/a.py", 0.9), ("lines 1-20", 0.9)], locator=_seed_locator())
+    assert not [e for e in trace.events if e.kind == EventKind.READ and e.data["what"] == ReadKind.OUTLINE]
+    options = [q.options() for r in backend.requests for q in r.questions.values() if q.type == "choice"]
+    assert all("class A" not in d and "def f" not in d for o in options for d in o.values())
+    assert "lines 1-20 of 30; 0% of the file read" in options[0]["w0"]
+
+
+def test_seed_default_evidence_roles(repo):
+    # a and b read lines 21-40 (a's hold HOT_ONE, b's score 0.72), the 40-line c reads 1-20 (nothing)
+    rules = [("path: pkg/", 0.9), ("HOT_ONE", 0.95), ("x21 = 21", 0.72), ("1-20 of 40;", 0.95), ("lines 21-40", 0.9),
+             ("lines", 0.05)]
+    one_round = dict(hard_rounds=1, soft_rounds=1, primary_threshold=0.9)
+    result, _, _ = _run(repo, rules, locator=_seed_locator(**one_round))
+    assert {f.path: (f.role, [(e.start_line, e.end_line) for e in f.evidence]) for f in result.files} == {
+        "pkg/a.py": ("primary", [(21, 40)]), "pkg/b.py": ("supporting", [(21, 40)])}
+    kept = _run(repo, rules, locator=_seed_locator(keep_unconfirmed_files=True, **one_round))[0]
+    assert {f.path: f.role for f in kept.files}["pkg/c.py"] == "context"
+
+
+def test_seed_default_keeps_every_whole_range_at_the_threshold():
+    evidence = compose_locator("two_phase").reader.evidence
+    state = FileState(Candidate(FileInfo(path="a.py", size_bytes=1, line_count=1000), 0.9), None)
+    state.observations = [Observation(LineRange(s, s + 139), 0.8 + s / 10_000, f"text {s}\n", 1) for s in range(1, 1000, 200)]
+    assert len(evidence.evidence(state)) == 5 and evidence.max_evidence_spans is None
+    earlier = compose_locator("two_phase", "locator/observation=chunked").reader.evidence
+    assert [(e.start_line, e.end_line) for e in earlier.evidence(state)] == [(801, 940), (601, 740), (401, 540)]

@@ -1,0 +1,191 @@
+"""Seed 000's per-file range runtime, with the StopFile control choice and its reconciliation.
+
+Every handed-off file gets its own FileRuntime; runtimes share only the immutable task text and
+run concurrently (one request in flight per runtime, at most `system_one.max_concurrency`
+runtimes at once). Each epoch one mixed request per file asks
+
+    a Choice StopFile vs ContinueFile (control: is what was read a representative, sufficient
+    result for this file, not full coverage) + a Noul per concrete ReadRange (information value)
+
+Policy: StopFile with no read at or above `read_threshold` ends the file (`model_stop`);
+ContinueFile runs every non-overlapping read at or above it (a concurrency knob only). The two
+contradictory states are reconciled by System One in a follow-up Choice between finalizing the
+file and running the displayed best read: StopFile while a read clears the threshold, and
+ContinueFile while none does. A below-threshold read runs only after that authorization; there
+is no unconditional fallback. No read left: `action_space_exhausted`, without asking. After
+`safety_epochs` epochs: `budget_exhausted`. Evidence is scored after navigation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from locator.base import LocatorContext
+from locator.discovery import Candidate
+from locator.reading.actions import CONTINUE_FILE, FINALIZE_FILE, READ_BEST, STOP_FILE_SUFFICIENT, ReadRange
+from locator.reading.effects import read_unread, score_reads
+from locator.reading.evidence import ThresholdEvidence
+from locator.reading.geometry import GeometryActions
+from locator.reading.range_runtime import READ_INSTRUCTIONS
+from locator.reading.selection import ScoredRead, best, deconflict
+from locator.reading.state import FileState, Termination
+from locator.reading.view import DecisionView, Seen
+from locator.result import ResultFile
+from locator.settings import Settings
+from locator.system_one.wire import ChoiceAnswer, Question
+from locator.task import Task
+
+CONTROL_INSTRUCTIONS = ("Is what was read of this file a representative, sufficient result for the task "
+                        "(enough to characterize the file's relevant code, not full coverage)?")
+RECONCILE_INSTRUCTIONS = "The control choice and the read utilities disagree. Finish this file, or run the read shown?"
+
+
+class Selection(StrEnum):
+    """How an epoch's reads were selected (yield telemetry)."""
+
+    THRESHOLD = "threshold"  # ContinueFile; every non-overlapping read at or above the threshold
+    STOP = "stop"  # StopFile, no read at or above the threshold
+    RECONCILED_STOP = "reconciled_stop"  # a reconciliation chose to finalize the file
+    RECONCILED_READ = "reconciled_read"  # a reconciliation authorized the best read
+
+
+class Reconciliation(StrEnum):
+    STOP_WITH_READ_ABOVE = "stop_with_read_above"  # StopFile while a read is at or above the threshold
+    CONTINUE_WITHOUT_READ_ABOVE = "continue_without_read_above"  # ContinueFile while every read is below it
+
+
+@dataclass(frozen=True)
+class EpochYield:
+    epoch: int
+    control: str
+    max_read_utility: float
+    selection: Selection
+
+
+@dataclass(eq=False)
+class FileRuntime:
+    """One file's durable state: its reads and raw observations, its epochs' yield, its reconciliations."""
+
+    state: FileState
+    seen: list[Seen] = field(default_factory=list)
+    yields: list[EpochYield] = field(default_factory=list)
+    reconciliations: Counter = field(default_factory=Counter)
+
+    def low_utility_streak(self, threshold: float) -> int:
+        streak = 0
+        for y in reversed(self.yields):
+            if y.max_read_utility >= threshold:
+                break
+            streak += 1
+        return streak
+
+
+class FileRuntimes(Settings):
+    name: ClassVar[str] = "file_runtime"
+    actions: GeometryActions
+    view: DecisionView
+    read_threshold: float = Field(ge=0.0, le=1.0, description="Noul a read needs to run without reconciliation")
+    safety_epochs: int = Field(ge=1, description="epochs a file may take before it ends as budget_exhausted")
+    telemetry_epochs: int = Field(ge=0, description="recent epochs whose yield the DecisionView shows")
+    evidence: ThresholdEvidence
+
+    def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
+        with ctx.stage("reading") as stage:
+            runtimes = [FileRuntime(FileState(c, None)) for c in handed_off]
+            if runtimes:
+                workers = min(ctx.system_one.max_concurrency, len(runtimes))
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    list(pool.map(lambda rt: self._run(task, ctx, rt), runtimes))  # list(): re-raise a runtime's error
+            states = [rt.state for rt in runtimes]
+            requests = sum(len(rt.yields) + sum(rt.reconciliations.values()) for rt in runtimes)
+            requests += score_reads(ctx, task, states)
+            costs = [s.cost() for s in states]
+            stage.files.extend(costs)
+            kinds = Counter(k for rt in runtimes for k in rt.reconciliations.elements())
+            modes = Counter(y.selection for rt in runtimes for y in rt.yields)
+            stops = sum(s.termination == Termination.MODEL_STOP for s in states)
+            stage.set(epochs=sum(len(rt.yields) for rt in runtimes), requests=requests, reads=sum(s.reads for s in states),
+                      files_handed_off=len(states), files_read=sum(1 for s in states if s.read),
+                      coverage_pct_mean=round(sum(c.coverage_pct for c in costs) / len(costs), 3) if costs else None,
+                      model_stop_rate=round(stops / len(states), 6) if states else None,
+                      **{f"reconciliations_{k.value}": kinds[k] for k in Reconciliation},
+                      **{f"selection_{m.value}": modes[m] for m in Selection},
+                      **{f"terminated_{t.value}": sum(s.termination == t for s in states) for t in Termination})
+            ctx.decide(stage="reading", termination={s.path: str(s.termination) for s in states},
+                       epochs={s.path: s.rounds for s in states})
+        return states
+
+    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
+        return self.evidence.result_files(states, keep_unconfirmed)
+
+    def _run(self, task: Task, ctx: LocatorContext, rt: FileRuntime) -> None:
+        s = rt.state
+        while True:
+            actions = self.actions.propose(s)
+            if not actions:
+                s.termination = Termination.ACTION_SPACE_EXHAUSTED
+                return
+            if s.rounds == self.safety_epochs:
+                s.termination = Termination.BUDGET_EXHAUSTED
+                return
+            s.rounds += 1
+            control, reads = self._ask_epoch(task, ctx, rt, actions)
+            above = deconflict([r for r in reads if r.score >= self.read_threshold])
+            top = best(reads)
+            if control == STOP_FILE_SUFFICIENT.key and not above:
+                selection, run = Selection.STOP, []
+            elif control == CONTINUE_FILE.key and above:
+                selection, run = Selection.THRESHOLD, above
+            else:
+                kind = Reconciliation.STOP_WITH_READ_ABOVE if above else Reconciliation.CONTINUE_WITHOUT_READ_ABOVE
+                rt.reconciliations[kind] += 1
+                if self._reconcile(task, ctx, rt, top, kind) == READ_BEST.key:
+                    selection, run = Selection.RECONCILED_READ, [top]
+                else:
+                    selection, run = Selection.RECONCILED_STOP, []
+            rt.yields.append(EpochYield(s.rounds, control, top.score, selection))
+            if not run:
+                s.termination = Termination.MODEL_STOP
+                return
+            for r in run:
+                rt.seen.extend(Seen(s.path, raw) for raw in read_unread(ctx, s, r.action.span, s.rounds))
+
+    def _request_state(self, task: Task, rt: FileRuntime) -> dict[str, Any]:
+        s = rt.state
+        return {
+            "task": task.text, "stage": "file_runtime",
+            "file": {"path": s.path, "lines": s.line_count, "coverage_pct": round(s.coverage_pct(), 1), "epoch": s.rounds},
+            "yield": {  # bounded exploration-yield telemetry: diminishing returns without reading the source
+                "recent": [{"epoch": y.epoch, "control": y.control, "max_read_utility": round(y.max_read_utility, 3),
+                            "selection": y.selection.value} for y in rt.yields[len(rt.yields) - self.telemetry_epochs:]]
+                if self.telemetry_epochs else [],
+                "low_utility_streak": rt.low_utility_streak(self.read_threshold),
+            },
+        }
+
+    def _ask_epoch(self, task: Task, ctx: LocatorContext, rt: FileRuntime,
+                   actions: list[ReadRange]) -> tuple[str, list[ScoredRead]]:
+        """The epoch's one mixed request: the control Choice (shown the DecisionView) and a Noul per read."""
+        view = self.view.render(rt.seen)
+        items: list[tuple[Any, Question]] = [("control", Question(
+            type="choice", instructions=CONTROL_INSTRUCTIONS,
+            criteria={STOP_FILE_SUFFICIENT.key: f"{STOP_FILE_SUFFICIENT.description}\n{view}",
+                      CONTINUE_FILE.key: f"{CONTINUE_FILE.description} {rt.state.path}"}))]
+        items += [(a, Question(type="noul", instructions=READ_INSTRUCTIONS, criteria=a.description)) for a in actions]
+        [(_, control), *scored] = ctx.ask_keyed([(self._request_state(task, rt), items)], prefix="q", expect=None)
+        return control.choice, [ScoredRead(rt.state, a, answer.noul) for a, answer in scored]
+
+    def _reconcile(self, task: Task, ctx: LocatorContext, rt: FileRuntime, top: ScoredRead, kind: Reconciliation) -> str:
+        view = self.view.render(rt.seen)
+        question = Question(type="choice", instructions=RECONCILE_INSTRUCTIONS, content=f"conflict: {kind.value}",
+                            criteria={FINALIZE_FILE.key: f"{FINALIZE_FILE.description}\n{view}",
+                                      READ_BEST.key: f"{READ_BEST.description} (utility {top.score:.2f})\n{top.action.description}"})
+        state = self._request_state(task, rt) | {"reconciliation": kind.value}
+        [(_, answer)] = ctx.ask_keyed([(state, [(None, question)])], prefix="reconcile", expect=ChoiceAnswer)
+        return answer.choice

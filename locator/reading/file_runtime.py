@@ -100,8 +100,11 @@ class FileRuntimes(Settings):
             runtimes = [FileRuntime(FileState(c, None)) for c in handed_off]
             if runtimes:
                 workers = min(ctx.system_one.max_concurrency, len(runtimes))
+                # Longest files first (they tend to take the most epochs), so a long runtime does not start
+                # last and hold the tail; results never depend on the order (each runtime is independent).
+                longest_first = sorted(runtimes, key=lambda rt: (-rt.state.line_count, rt.state.path))
                 with ThreadPoolExecutor(max_workers=workers) as pool:
-                    list(pool.map(lambda rt: self._run(task, ctx, rt), runtimes))  # list(): re-raise a runtime's error
+                    list(pool.map(lambda rt: self._run(task, ctx, rt), longest_first))  # list(): re-raise a runtime's error
             states = [rt.state for rt in runtimes]
             requests = sum(len(rt.yields) + sum(rt.reconciliations.values()) for rt in runtimes)
             requests += score_reads(ctx, task, states)

@@ -115,7 +115,8 @@ def test_a_file_runtime_sees_only_its_own_file(tmp_path):
 
 
 class _SlowScripted(ScriptedBackend):
-    """The scripted double, answering after a random delay and counting requests in flight."""
+    """The scripted double, answering after a random delay and counting the file runtimes' requests
+    in flight (evidence scoring is concurrent anyway; the runtimes' own loops must overlap too)."""
 
     def __init__(self, rules, seed: int):
         super().__init__(rules)
@@ -124,8 +125,9 @@ class _SlowScripted(ScriptedBackend):
         self.in_flight = self.max_in_flight = 0
 
     def answer(self, request):
+        counted = request.state.get("stage") == "file_runtime"
         with self.lock:
-            self.in_flight += 1
+            self.in_flight += counted
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             delay = self.random.uniform(0, 0.02)
         time.sleep(delay)
@@ -133,7 +135,7 @@ class _SlowScripted(ScriptedBackend):
             return super().answer(request)
         finally:
             with self.lock:
-                self.in_flight -= 1
+                self.in_flight -= counted
 
 
 def test_concurrent_runtimes_give_the_same_result_in_any_completion_order(tmp_path):

@@ -98,6 +98,8 @@ class FileCost(Record):
     coverage_pct: float = Field(ge=0.0, le=100.0, description="distinct lines read / lines of the file")
     rounds: int = Field(ge=0, description="rounds (two_phase) or epochs (runtimes) the file took part in")
     reads: int | None = Field(default=None, ge=0, description="read effects executed on the file")
+    final_region_lines: list[int] | None = Field(
+        default=None, description="semantic zoom: the line count of each region it ended on")
     termination: str | None = None
 
 

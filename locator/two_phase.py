@@ -15,6 +15,7 @@ from locator.discovery import Discovery
 from locator.reading.engine import ProgressiveReader
 from locator.reading.file_runtime import FileRuntimes
 from locator.reading.range_runtime import RangeRuntime
+from locator.reading.zoom import SemanticZoom
 from locator.settings import Settings
 from locator.task import Task
 
@@ -22,16 +23,13 @@ _NOUL = "noul: probability that the statement is true"
 
 
 class TwoPhaseLocator(Settings):
-    """Phase 1 then Phase 2; which Phase 2 (`reader`) names the locator."""
+    """Phase 1 then Phase 2 (`reader`); `name` (from its YAML) says which composition it is."""
 
+    name: str
     discovery: Discovery
-    reader: ProgressiveReader | RangeRuntime | FileRuntimes
+    reader: ProgressiveReader | RangeRuntime | FileRuntimes | SemanticZoom
     file_suffixes: list[str]
     keep_unconfirmed_files: bool
-
-    @property
-    def name(self) -> str:
-        return self.reader.name
 
     def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
         handed_off = self.discovery.discover(task, ctx, ctx.candidate_files(self.file_suffixes))

@@ -34,6 +34,8 @@ ANALYSIS = "tests/experiments/test_analysis.py"
 RANGE = "tests/locator/reading/test_range_runtime.py"
 FILE = "tests/locator/reading/test_file_runtime.py"
 PARTS = "tests/locator/reading/test_parts.py"
+ZOOM = "tests/locator/reading/test_zoom.py"
+FILTER = "tests/locator/reading/test_evidence_filter.py"
 
 MUTATIONS = [
     # --- seed 000's runtimes (issue 10)
@@ -71,11 +73,44 @@ MUTATIONS = [
     Mutation("file runtime: no safety budget", "locator/reading/file_runtime.py",
              "            if s.rounds == self.safety_epochs:", "            if False:",
              (f"{FILE}::test_the_safety_budget_ends_a_file",)),
-    Mutation("file runtimes run one at a time", "locator/reading/file_runtime.py",
-             "workers = min(ctx.system_one.max_concurrency, len(runtimes))", "workers = 1",
+    Mutation("file runtimes run one at a time", "locator/reading/per_file.py",
+             "max_workers=min(ctx.system_one.max_concurrency, len(runtimes))", "max_workers=1",
              (f"{FILE}::test_concurrent_runtimes_give_the_same_result_in_any_completion_order",)),
     Mutation("low-utility streak not counted", "locator/reading/file_runtime.py", "            streak += 1",
              "            streak = 1", (f"{FILE}::test_the_view_carries_bounded_yield_telemetry",)),
+    # --- Algorithms A and B (issue 11)
+    Mutation("zoom: the mass cut-off ignored", "locator/reading/zoom.py",
+             "            if mass >= self.mass:\n                break\n", "",
+             (f"{ZOOM}::test_exploit_keeps_regions_until_the_mass_is_reached",)),
+    Mutation("zoom: no exploration slot", "locator/reading/zoom.py",
+             "            explore = self.explore(z, [r for r in z.frontier if r not in exploit])", "            explore = []",
+             (f"{ZOOM}::test_the_exploration_slot_is_split_and_probed",)),
+    Mutation("zoom: the exploration slot chosen by listing order", "locator/reading/zoom.py",
+             "sorted(keyed, key=lambda k: (k[0], k[1]))[: self.explore_slots]", "keyed[: self.explore_slots]",
+             (f"{ZOOM}::test_the_exploration_slot_goes_to_the_least_explored_region_by_geometry",)),
+    Mutation("zoom: selected regions not split", "locator/reading/zoom.py",
+             "                if region.lines > self.converge_lines:", "                if False:",
+             (f"{ZOOM}::test_selected_regions_split_recursively_and_converge_on_the_marker",)),
+    Mutation("zoom: convergence without stable roots", "locator/reading/zoom.py",
+             "if all(r.lines <= self.converge_lines for r in exploit) and roots == roots_before:",
+             "if all(r.lines <= self.converge_lines for r in exploit):",
+             (f"{ZOOM}::test_small_regions_converge_only_when_their_roots_are_stable",)),
+    Mutation("A: the filter is not shown the kept spans", "locator/reading/evidence_filter.py",
+             '"covered": "".join(k.content for k in kept)}', '"covered": ""}',
+             (f"{FILTER}::test_the_minimal_set_filter_drops_a_span_the_kept_ones_cover",)),
+    Mutation("A: reads asked for relevance, not new evidence", "locator/reading/file_runtime.py",
+             "view, wording = self.view.render(rt.seen), WORDINGS[self.framing]",
+             "view, wording = self.view.render(rt.seen), WORDINGS[Framing.RELEVANCE]",
+             (f"{FILTER}::test_the_new_evidence_framing_and_what_was_read_reach_the_request",)),
+    Mutation("A: what was read never reaches the read questions", "locator/reading/file_runtime.py",
+             "if WORDINGS[self.framing].shows_covered else {}", "if False else {}",
+             (f"{FILTER}::test_the_new_evidence_framing_and_what_was_read_reach_the_request",)),
+    Mutation("A: the filter keeps every candidate", "locator/reading/evidence_filter.py",
+             "            if answer.noul >= self.keep_threshold:", "            if True:",
+             (f"{FILTER}::test_the_minimal_set_filter_drops_a_span_the_kept_ones_cover",)),
+    Mutation("lexical ignores what is covered", "locator/system_one/lexical.py",
+             "                damp[t] = damp.get(t, 1.0) * (1 - self.covered_discount)", "                pass",
+             ("tests/locator/system_one/test_lexical.py::test_what_is_covered_counts_less_novelty",)),
     Mutation("seed reader scores chunks, not reads", "locator/reading/effects.py", "        return [(raw.span, raw.text)]",
              "        return Chunked(chunk_lines=8).excerpts(raw)",
              (f"{TWO_PHASE}::test_seed_default_scores_each_read_once_as_a_whole",)),

@@ -72,14 +72,17 @@ def read_and_observe(ctx: LocatorContext, request_state, groups: list[list[FileS
     return sum(1 for _, items in calls if items)
 
 
-def score_reads(ctx: LocatorContext, task: Task, states: list[FileState]) -> int:
+def score_reads(ctx: LocatorContext, task: Task, states: list[FileState],
+                excerpts: dict[int, list[tuple[LineRange, str, int]]] | None = None) -> int:
     """The runtimes' final evidence scoring, after navigation ended (so it cannot steer it): one Noul
-    per read, one request per file, the requests concurrent. Returns the requests sent."""
+    per read (or per given (span, text, epoch) excerpt of a state, keyed by id), one request per
+    file, the requests concurrent. Returns the requests sent."""
     calls: list[tuple[dict[str, Any], list]] = []
     for s in states:
-        items = [((s, raw), _observation_question(s.path, raw.span, raw.text)) for raw in s.raw]
+        found = excerpts[id(s)] if excerpts is not None else [(raw.span, raw.text, raw.epoch) for raw in s.raw]
+        items = [((s, span, text, epoch), _observation_question(s.path, span, text)) for span, text, epoch in found]
         if items:
             calls.append(({"task": task.text, "stage": "evidence", "file": s.path}, items))
-    for (s, raw), answer in ctx.ask_keyed(calls, prefix="ev", expect=NoulAnswer):
-        s.observations.append(Observation(raw.span, answer.noul, raw.text, raw.epoch))
+    for (s, span, text, epoch), answer in ctx.ask_keyed(calls, prefix="ev", expect=NoulAnswer):
+        s.observations.append(Observation(span, answer.noul, text, epoch))
     return len(calls)

@@ -4,7 +4,7 @@ read and observe -> budget, until no file is left."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import Field
 
@@ -34,7 +34,6 @@ class Describe(StrEnum):
 class ProgressiveReader(Settings):
     """Seed 000's progressive reader (two_phase's Phase 2)."""
 
-    name: ClassVar[str] = "two_phase"
     schedule: BatchSchedule | GlobalSchedule
     sources: dict[str, ActionSource] = Field(description="action sources, asked in this order")
     budget: RoundBudget

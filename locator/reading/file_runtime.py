@@ -19,20 +19,23 @@ is no unconditional fallback. No read left: `action_space_exhausted`, without as
 from __future__ import annotations
 
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import Field
 
 from locator.base import LocatorContext
 from locator.discovery import Candidate
-from locator.reading.actions import CONTINUE_FILE, FINALIZE_FILE, READ_BEST, STOP_FILE_SUFFICIENT, ReadRange
+from locator.reading.actions import CONTINUE_FILE as CONTINUE
+from locator.reading.actions import FINALIZE_FILE, READ_BEST, ReadRange
+from locator.reading.actions import STOP_FILE_SUFFICIENT as STOP_FILE
 from locator.reading.effects import read_unread, score_reads
 from locator.reading.evidence import ThresholdEvidence
+from locator.reading.evidence_filter import MinimalEvidenceFilter
 from locator.reading.geometry import GeometryActions
-from locator.reading.range_runtime import READ_INSTRUCTIONS
+from locator.reading.per_file import run_per_file
+from locator.reading.framing import WORDINGS, Framing
 from locator.reading.selection import ScoredRead, best, deconflict
 from locator.reading.state import FileState, Termination
 from locator.reading.view import DecisionView, Seen
@@ -41,8 +44,6 @@ from locator.settings import Settings
 from locator.system_one.wire import ChoiceAnswer, Question
 from locator.task import Task
 
-CONTROL_INSTRUCTIONS = ("Is what was read of this file a representative, sufficient result for the task "
-                        "(enough to characterize the file's relevant code, not full coverage)?")
 RECONCILE_INSTRUCTIONS = "The control choice and the read utilities disagree. Finish this file, or run the read shown?"
 
 
@@ -87,24 +88,19 @@ class FileRuntime:
 
 
 class FileRuntimes(Settings):
-    name: ClassVar[str] = "file_runtime"
+    framing: Framing
     actions: GeometryActions
     view: DecisionView
     read_threshold: float = Field(ge=0.0, le=1.0, description="Noul a read needs to run without reconciliation")
     safety_epochs: int = Field(ge=1, description="epochs a file may take before it ends as budget_exhausted")
     telemetry_epochs: int = Field(ge=0, description="recent epochs whose yield the DecisionView shows")
     evidence: ThresholdEvidence
+    evidence_filter: MinimalEvidenceFilter | None
 
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
         with ctx.stage("reading") as stage:
             runtimes = [FileRuntime(FileState(c, None)) for c in handed_off]
-            if runtimes:
-                workers = min(ctx.system_one.max_concurrency, len(runtimes))
-                # Longest files first (they tend to take the most epochs), so a long runtime does not start
-                # last and hold the tail; results never depend on the order (each runtime is independent).
-                longest_first = sorted(runtimes, key=lambda rt: (-rt.state.line_count, rt.state.path))
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    list(pool.map(lambda rt: self._run(task, ctx, rt), longest_first))  # list(): re-raise a runtime's error
+            run_per_file(ctx, runtimes, lambda rt: rt.state, lambda rt: self._run(task, ctx, rt))
             states = [rt.state for rt in runtimes]
             requests = sum(len(rt.yields) + sum(rt.reconciliations.values()) for rt in runtimes)
             requests += score_reads(ctx, task, states)
@@ -122,6 +118,8 @@ class FileRuntimes(Settings):
                       **{f"terminated_{t.value}": sum(s.termination == t for s in states) for t in Termination})
             ctx.decide(stage="reading", termination={s.path: str(s.termination) for s in states},
                        epochs={s.path: s.rounds for s in states})
+        if self.evidence_filter is not None:
+            self.evidence_filter.apply(task, ctx, states, self.evidence)
         return states
 
     def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
@@ -141,9 +139,9 @@ class FileRuntimes(Settings):
             control, reads = self._ask_epoch(task, ctx, rt, actions)
             above = deconflict([r for r in reads if r.score >= self.read_threshold])
             top = best(reads)
-            if control == STOP_FILE_SUFFICIENT.key and not above:
+            if control == STOP_FILE.key and not above:
                 selection, run = Selection.STOP, []
-            elif control == CONTINUE_FILE.key and above:
+            elif control == CONTINUE.key and above:
                 selection, run = Selection.THRESHOLD, above
             else:
                 kind = Reconciliation.STOP_WITH_READ_ABOVE if above else Reconciliation.CONTINUE_WITHOUT_READ_ABOVE
@@ -161,7 +159,9 @@ class FileRuntimes(Settings):
 
     def _request_state(self, task: Task, rt: FileRuntime) -> dict[str, Any]:
         s = rt.state
-        return {
+        covered = {"covered": "".join(seen.raw.text for seen in self.view.project(rt.seen)[0])} \
+            if WORDINGS[self.framing].shows_covered else {}
+        return covered | {
             "task": task.text, "stage": "file_runtime",
             "file": {"path": s.path, "lines": s.line_count, "coverage_pct": round(s.coverage_pct(), 1), "epoch": s.rounds},
             "yield": {  # bounded exploration-yield telemetry: diminishing returns without reading the source
@@ -175,12 +175,12 @@ class FileRuntimes(Settings):
     def _ask_epoch(self, task: Task, ctx: LocatorContext, rt: FileRuntime,
                    actions: list[ReadRange]) -> tuple[str, list[ScoredRead]]:
         """The epoch's one mixed request: the control Choice (shown the DecisionView) and a Noul per read."""
-        view = self.view.render(rt.seen)
+        view, wording = self.view.render(rt.seen), WORDINGS[self.framing]
         items: list[tuple[Any, Question]] = [("control", Question(
-            type="choice", instructions=CONTROL_INSTRUCTIONS,
-            criteria={STOP_FILE_SUFFICIENT.key: f"{STOP_FILE_SUFFICIENT.description}\n{view}",
-                      CONTINUE_FILE.key: f"{CONTINUE_FILE.description} {rt.state.path}"}))]
-        items += [(a, Question(type="noul", instructions=READ_INSTRUCTIONS, criteria=a.description)) for a in actions]
+            type="choice", instructions=wording.control,
+            criteria={wording.stop.key: f"{wording.stop.description}\n{view}",
+                      wording.proceed.key: f"{wording.proceed.description} {rt.state.path}"}))]
+        items += [(a, Question(type="noul", instructions=wording.read, criteria=a.description)) for a in actions]
         [(_, control), *scored] = ctx.ask_keyed([(self._request_state(task, rt), items)], prefix="q", expect=None)
         return control.choice, [ScoredRead(rt.state, a, answer.noul) for a, answer in scored]
 

@@ -11,7 +11,7 @@ navigation ends, so it cannot steer it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import Field
 
@@ -33,7 +33,6 @@ READ_INSTRUCTIONS = "Would reading this range of the file add evidence about the
 
 
 class RangeRuntime(Settings):
-    name: ClassVar[str] = "range_runtime"
     actions: GeometryActions
     view: DecisionView
     parallel_threshold: float = Field(ge=0.0, le=1.0, description="Noul a read needs to run in parallel; also StopTask's bar")

@@ -21,6 +21,7 @@ class Termination(StrEnum):
     NO_ACTION_ABOVE_THRESHOLD = "no_action_above_threshold"  # the chosen read's probability < action_threshold
     ALL_FILES_WAITING = "all_files_waiting"  # global: every remaining file chose to wait, nothing left to wait for
     SAFETY_BUDGET = "safety_budget"  # range runtime: the task's safety epochs ran out before System One stopped
+    CONVERGED = "converged"  # semantic zoom: the selected regions are small and their roots stable
 
 
 @dataclass(frozen=True)

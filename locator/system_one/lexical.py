@@ -10,6 +10,10 @@ Tie rule (Choice): options that share the top relevance get equal probabilities,
 among them is the one whose content hash of (task, option key, option text) is greatest — so it is
 deterministic and never depends on the order the options were listed in (a "stop" listed first
 does not win a tie for being first).
+
+Novelty: a request whose state carries `covered` (text System One has already established, e.g.
+the evidence kept so far) asks what is new; a Noul or score item's tokens found in it count
+`covered_discount` less, so an excerpt repeating what is covered scores lower than one adding to it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from locator.system_one.local import score_answer, wire_usage
 from locator.system_one.wire import Answer, ChoiceAnswer, NoulAnswer, Question, Request, Response
 from locator.text import tokenize
 
-_VERSION = "lexical-v2"
+_VERSION = "lexical-v3"
 # "path: a/b.py" style metadata: the labels are the locator's wording, not the item.
 _FIELD_LABEL = re.compile(r"^\s*[A-Za-z_ ]+:\s", re.MULTILINE)
 
@@ -50,15 +54,16 @@ def item_text(question: Question) -> str:
 
 class LexicalBackend:
     def __init__(self, *, scale: float, length_norm: float, reference_tokens: float, shared_token_damping: float,
-                 temperature: float, model: str):
+                 covered_discount: float, temperature: float, model: str):
         if scale <= 0 or temperature <= 0 or reference_tokens <= 0:
             raise ValueError("lexical backend: scale, temperature and reference_tokens must be > 0")
-        if not (0 <= length_norm <= 1 and 0 <= shared_token_damping <= 1):
-            raise ValueError("lexical backend: length_norm and shared_token_damping must be in [0, 1]")
+        if not (0 <= length_norm <= 1 and 0 <= shared_token_damping <= 1 and 0 <= covered_discount <= 1):
+            raise ValueError("lexical backend: length_norm, shared_token_damping and covered_discount must be in [0, 1]")
         self.scale = scale
         self.length_norm = length_norm
         self.reference_tokens = reference_tokens
         self.shared_token_damping = shared_token_damping
+        self.covered_discount = covered_discount
         self.temperature = temperature
         self.model = model
 
@@ -66,7 +71,8 @@ class LexicalBackend:
     def identity(self) -> str:
         return (
             f"{_VERSION}:scale={self.scale}:length_norm={self.length_norm}:reference_tokens={self.reference_tokens}"
-            f":shared_token_damping={self.shared_token_damping}:temperature={self.temperature}"
+            f":shared_token_damping={self.shared_token_damping}:covered_discount={self.covered_discount}"
+            f":temperature={self.temperature}"
         )
 
     def _relevance(self, weights: dict[str, float], tokens: frozenset[str], damp: dict[str, float]) -> float:
@@ -101,6 +107,10 @@ class LexicalBackend:
         weights = _task_weights(task_text)
         items = {k: frozenset(tokenize(item_text(q))) for k, q in request.questions.items() if q.type != "choice"}
         damp = self._damping(list(items.values()))
+        covered = request.state.get("covered")
+        if isinstance(covered, str):
+            for t in frozenset(tokenize(covered)):
+                damp[t] = damp.get(t, 1.0) * (1 - self.covered_discount)
         answers: dict[str, Answer] = {}
         for key, question in request.questions.items():
             if question.type == "choice":

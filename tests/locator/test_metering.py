@@ -78,7 +78,7 @@ def _configured_locators(tmp_path: Path):
     yield ("two_phase earlier reader (outline, chunked, fixed)",
            locator("two_phase", "locator/observation=chunked", "locator/expansion=fixed", "locator.reader.describe=outline",
                    discovery={"file_threshold": 0.0}, reader={"action_threshold": 0.0}))
-    for runtime in ("range_runtime", "file_runtime"):
+    for runtime in ("range_runtime", "file_runtime", "evidence_filter", "semantic_zoom"):
         yield runtime, locator(runtime, discovery={"file_threshold": 0.0})
     yield "imported generic", locator("imported", path=generic, format="generic", system="Peer")
     yield "imported locagent", locator("imported", path=locagent, format="locagent", system="LocAgent")

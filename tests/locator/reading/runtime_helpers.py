@@ -21,7 +21,9 @@ def lines(n: int, prefix: str = "x") -> str:
 
 
 def runtime(name: str, window_lines: int = 20, **reader):
-    return compose_locator(name, discovery=FLAT, reader={"actions": {"window_lines": window_lines}} | reader)
+    """The YAML's runtime with the test's reader settings (geometry windows of `window_lines`)."""
+    geometry = {} if name == "semantic_zoom" else {"actions": {"window_lines": window_lines}}
+    return compose_locator(name, discovery=FLAT, reader=geometry | reader)
 
 
 def run(repo: RepositoryView, rules, locator, backend=None, max_concurrency: int = 1):

@@ -112,3 +112,17 @@ def test_the_tie_rule_is_the_content_hash():
     answer = compose_backend("lexical").answer(_request(q=question)).answers["q"]
     options = question.options()
     assert answer.choice == max(options, key=lambda k: blake3_hex(f"{TASK}\0{k}\0{options[k]}"))
+
+
+def test_what_is_covered_counts_less_novelty():
+    item = Question(type="noul", instructions="new?", content="def separability_matrix(transform): nested CompoundModels")
+    other = Question(type="noul", instructions="new?", content="def separability_matrix(transform): wrong results")
+    backend = compose_backend("lexical")
+    plain = backend.answer(Request(state={"task": TASK}, model="m", questions={"a": item, "b": other}))
+    covered = backend.answer(Request(state={"task": TASK, "covered": "nested CompoundModels"}, model="m",
+                                     questions={"a": item, "b": other}))
+    assert covered.answers["a"].noul < plain.answers["a"].noul  # its task words were already covered
+    assert covered.answers["b"].noul == plain.answers["b"].noul  # nothing of it was
+    assert compose_backend("lexical", covered_discount=0.0).answer(
+        Request(state={"task": TASK, "covered": "nested CompoundModels"}, model="m", questions={"a": item})
+    ).answers["a"].noul == plain.answers["a"].noul

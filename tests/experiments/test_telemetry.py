@@ -31,3 +31,14 @@ def test_job_telemetry_counts_terminations_and_the_model_stop_rate(results):
     assert metrics["reading.terminated_model_stop"] == 2 and metrics["reading.terminated_action_space_exhausted"] == 2
     assert metrics["reading.model_stop_rate"] == 0.5
     assert "reading.reconciliations_stop_with_read_above" in metrics
+
+
+def test_zoom_and_filter_counts_are_job_metrics(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": lines(200)}))
+    zoom, _, _ = run(repo, [("probe", 0.9)], runtime("semantic_zoom", regions=4, probe_lines=16))
+    metrics = job_telemetry([("t", 0, zoom)])
+    assert metrics["reading.probes"] == zoom.cost.stages[1].details["probes"] > 0
+    assert metrics["reading.converged"] + metrics["reading.round_budget_exits"] == 1
+    filtered, _, _ = run(repo, [("continue_file", 0.5), ("seed_", 0.9), ("x", 0.9)],
+                         runtime("evidence_filter", safety_epochs=1))
+    assert "evidence_filter.evidence_spans_before" in job_telemetry([("t", 0, filtered)])

@@ -11,7 +11,7 @@ from locator.result import LocalizationResult
 
 # Stage details that are counts, summed over a job's tasks (the name says what was counted).
 _COUNTED = ("terminated_", "reconciliations_", "selection_", "probes", "converged", "round_budget_exits",
-            "final_regions", "evidence_spans_", "evidence_lines_")
+            "final_regions", "evidence_candidates", "evidence_lines")
 
 
 def file_telemetry(results: list[tuple[str, int, LocalizationResult]]) -> pd.DataFrame:

@@ -19,9 +19,11 @@ FILTER_INSTRUCTIONS = ("Does this excerpt add material evidence for the task tha
                        "evidence kept so far (`covered`)?")
 
 
-def _span_lines(evidence: ThresholdEvidence, states: list[FileState]) -> tuple[int, int]:
-    spans = [e for s in states for e in evidence.evidence(s)]
-    return len(spans), sum(e.end_line - e.start_line + 1 for e in spans)
+def _candidates(evidence: ThresholdEvidence, states: list[FileState]) -> tuple[int, int]:
+    """Evidence candidates (reads at or above the threshold) and their lines. Counted before merging:
+    dropping a read between two kept ones splits a merged span, so merged spans would not say it."""
+    kept = [o for s in states for o in s.observations if evidence.is_evidence(o)]
+    return len(kept), sum(o.span.end_line - o.span.start_line + 1 for o in kept)
 
 
 class MinimalEvidenceFilter(Settings):
@@ -32,11 +34,11 @@ class MinimalEvidenceFilter(Settings):
         if not self.enabled:
             return
         with ctx.stage("evidence_filter") as stage:
-            spans_before, lines_before = _span_lines(evidence, states)
+            candidates, lines = _candidates(evidence, states)
             run_per_file(ctx, states, lambda s: s, lambda s: self._filter(task, ctx, s, evidence))
-            spans_after, lines_after = _span_lines(evidence, states)
-            stage.set(evidence_spans_before=spans_before, evidence_spans_after=spans_after,
-                      evidence_lines_before=lines_before, evidence_lines_kept=lines_after)
+            kept, lines_kept = _candidates(evidence, states)
+            stage.set(evidence_candidates=candidates, evidence_candidates_kept=kept,
+                      evidence_lines=lines, evidence_lines_kept=lines_kept)
 
     def _filter(self, task: Task, ctx: LocatorContext, s: FileState, evidence: ThresholdEvidence) -> None:
         candidates = sorted((o for o in s.observations if evidence.is_evidence(o)), key=lambda o: (-o.score, o.span))

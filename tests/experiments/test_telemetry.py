@@ -41,4 +41,4 @@ def test_zoom_and_filter_counts_are_job_metrics(tmp_path):
     assert metrics["reading.converged"] + metrics["reading.round_budget_exits"] == 1
     filtered, _, _ = run(repo, [("continue_file", 0.5), ("seed_", 0.9), ("x", 0.9)],
                          runtime("evidence_filter", safety_epochs=1))
-    assert "evidence_filter.evidence_spans_before" in job_telemetry([("t", 0, filtered)])
+    assert "evidence_filter.evidence_candidates" in job_telemetry([("t", 0, filtered)])

@@ -59,7 +59,8 @@ def test_the_minimal_set_filter_drops_a_span_the_kept_ones_cover(tmp_path):
     assert {o.span.start_line for o in state.observations} == {1, 200, 250}  # the repeat dropped, the rest kept
     [stage] = ctx.stages
     assert stage.name == "evidence_filter" and stage.model_calls == 2
-    assert (stage.details["evidence_spans_before"], stage.details["evidence_spans_after"]) == (3, 2)
+    assert (stage.details["evidence_candidates"], stage.details["evidence_candidates_kept"]) == (3, 2)
+    assert (stage.details["evidence_lines"], stage.details["evidence_lines_kept"]) == (62, 41)
 
 
 def test_the_filter_switched_off_keeps_every_span(tmp_path):

@@ -96,7 +96,7 @@ MUTATIONS = [
              "if all(r.lines <= self.converge_lines for r in exploit):",
              (f"{ZOOM}::test_small_regions_converge_only_when_their_roots_are_stable",)),
     Mutation("A: the filter is not shown the kept spans", "locator/reading/evidence_filter.py",
-             '"covered": "".join(k.content for k in kept)}', '"covered": ""}',
+             '"covered": "".join(k.content for k in kept)[: self.max_covered_chars]}', '"covered": ""}',
              (f"{FILTER}::test_the_minimal_set_filter_drops_a_span_the_kept_ones_cover",)),
     Mutation("A: reads asked for relevance, not new evidence", "locator/reading/file_runtime.py",
              "view, wording = self.view.render(rt.seen), WORDINGS[self.framing]",

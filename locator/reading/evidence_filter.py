@@ -29,6 +29,7 @@ def _candidates(evidence: ThresholdEvidence, states: list[FileState]) -> tuple[i
 class MinimalEvidenceFilter(Settings):
     enabled: bool = Field(description="false: no filter (the mechanism ablation)")
     keep_threshold: float = Field(ge=0.0, le=1.0, description="Noul a candidate needs to be kept beside the kept ones")
+    max_covered_chars: int = Field(ge=1, description="the kept text shown as `covered`, best first, is cut here")
 
     def apply(self, task: Task, ctx: LocatorContext, states: list[FileState], evidence: ThresholdEvidence) -> None:
         if not self.enabled:
@@ -45,7 +46,7 @@ class MinimalEvidenceFilter(Settings):
         kept = candidates[:1]
         for candidate in candidates[1:]:
             state = {"task": task.text, "stage": "evidence_filter", "file": s.path,
-                     "covered": "".join(k.content for k in kept)}
+                     "covered": "".join(k.content for k in kept)[: self.max_covered_chars]}
             question = Question(type="noul", instructions=FILTER_INSTRUCTIONS, criteria=f"{s.path} {candidate.span.label()}",
                                 content=candidate.content)
             [(_, answer)] = ctx.ask_keyed([(state, [(None, question)])], prefix="keep", expect=NoulAnswer)

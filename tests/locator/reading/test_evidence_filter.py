@@ -63,6 +63,19 @@ def test_the_minimal_set_filter_drops_a_span_the_kept_ones_cover(tmp_path):
     assert (stage.details["evidence_lines"], stage.details["evidence_lines_kept"]) == (62, 41)
 
 
+def test_the_covered_text_is_capped(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": lines(10)}))
+    reader = runtime("evidence_filter", evidence_filter={"max_covered_chars": 5}).reader
+    state = FileState(Candidate(FileInfo(path="pkg/a.py", size_bytes=1, line_count=300), 0.9), None)
+    state.observations = [Observation(LineRange(1, 20), 0.95, "def parse():\n", 1),
+                          Observation(LineRange(100, 120), 0.9, "def parse():\n    again\n", 1)]
+    backend = _CoverageJudge([])
+    ctx = LocatorContext(repo, Trace(), SystemOne(backend, "judge"))
+    reader.evidence_filter.apply(TASK, ctx, [state], reader.evidence)
+    # the judge saw only "def p" as covered, so the repeat looked new and was kept
+    assert {o.span.start_line for o in state.observations} == {1, 100}
+
+
 def test_the_filter_switched_off_keeps_every_span(tmp_path):
     repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": lines(100)}))
     rules = [CONTINUE, ("seed_", 0.9), ("x", 0.9), ("lines", 0.1)]

@@ -1,0 +1,105 @@
+"""Trace-to-code tasks: the observed failure output of a problem statement becomes the task input.
+
+`extract_trace` is deterministic: every `Traceback (most recent call last)` block (its frames and
+the exception lines after them, chained blocks included) in order; without one, every line naming an
+exception with a message (`...Error: ...`, `...Exception: ...`), deduplicated in order. The result is
+cut at a line boundary to `max_bytes` (UTF-8). Rules and counts: `datasets/swebench_lite_pypi_traces.md`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from dataset.gold import GOLD_RULE
+from dataset.manifest import Manifest, ManifestRow, build_manifest
+from dataset.swebench import load_swebench
+
+TRACEBACK_HEAD = "Traceback (most recent call last)"
+_ERROR_LINE = re.compile(r"\b[A-Z]\w*(?:Error|Exception):")
+_CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+# PyPI subjects are Python distributions; the declared languages of a task (at most two).
+PYPI_LANGUAGES = ("python",)
+
+
+class TraceKind(StrEnum):
+    TRACEBACK = "traceback"  # at least one full `Traceback (most recent call last)` block
+    ERROR_LINE = "error_line"  # no traceback, only lines naming an exception with a message
+
+
+@dataclass(frozen=True)
+class ExtractedTrace:
+    kind: TraceKind
+    text: str
+    truncated: bool
+
+
+def _traceback_blocks(lines: list[str]) -> list[str]:
+    blocks, i = [], 0
+    while i < len(lines):
+        if TRACEBACK_HEAD not in lines[i]:
+            i += 1
+            continue
+        block = [lines[i][lines[i].index(TRACEBACK_HEAD):]]
+        i += 1
+        while i < len(lines) and lines[i][:1] in (" ", "\t") and lines[i].strip():  # the frames
+            block.append(lines[i].rstrip())
+            i += 1
+        while i < len(lines) and lines[i].strip() and not lines[i].lstrip().startswith("```") \
+                and TRACEBACK_HEAD not in lines[i]:  # the exception lines
+            block.append(lines[i].rstrip())
+            i += 1
+        blocks.append("\n".join(block))
+        # a chained traceback keeps its "During handling ..." line between the blocks
+        j = i
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j < len(lines) and lines[j].strip().startswith(_CHAIN):
+            blocks.append(lines[j].strip())
+            i = j + 1
+    return blocks
+
+
+def _cut(text: str, max_bytes: int) -> tuple[str, bool]:
+    if len(text.encode("utf-8")) <= max_bytes:
+        return text, False
+    kept, size = [], 0
+    for line in text.split("\n"):
+        size += len(line.encode("utf-8")) + 1
+        if size > max_bytes:
+            break
+        kept.append(line)
+    return "\n".join(kept), True
+
+
+def extract_trace(problem_statement: str, max_bytes: int) -> ExtractedTrace | None:
+    """The failure trace of a problem statement, or None when it shows no failure output."""
+    lines = problem_statement.replace("\r\n", "\n").split("\n")
+    blocks = _traceback_blocks(lines)
+    if blocks:
+        kind, text = TraceKind.TRACEBACK, "\n\n".join(blocks)
+    else:
+        found = list(dict.fromkeys(line.strip() for line in lines if _ERROR_LINE.search(line)))
+        if not found:
+            return None
+        kind, text = TraceKind.ERROR_LINE, "\n".join(found)
+    text, truncated = _cut(text, max_bytes)
+    return ExtractedTrace(kind, text, truncated)
+
+
+def load_swebench_traces(path: str | Path, name: str, version: str, description: str, max_trace_bytes: int) -> Manifest:
+    """The SWE-bench rows whose problem statement carries failure output, the trace as the task text."""
+    source = load_swebench(path, name, version, description)
+    rows = []
+    for row in source.rows:
+        trace = extract_trace(row.task.text, max_trace_bytes)
+        if trace is None:
+            continue
+        metadata = row.task.metadata | {"input": "failure_trace", "trace_kind": trace.kind.value,
+                                        "trace_truncated": trace.truncated, "languages": ",".join(PYPI_LANGUAGES),
+                                        "problem_statement_chars": len(row.task.text)}
+        task = row.task.model_copy(update={"text": trace.text, "metadata": metadata})
+        rows.append(ManifestRow(task=task, subject=row.subject, gold=row.gold))
+    return build_manifest(name, version, description, GOLD_RULE, rows, str(path))

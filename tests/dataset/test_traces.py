@@ -1,0 +1,69 @@
+"""Trace-to-code tasks: the deterministic extraction of failure output and the trace task set."""
+
+from __future__ import annotations
+
+from dataset.traces import TraceKind, extract_trace
+from experiments.config import build
+
+STATEMENT = """Writing a table fails:
+
+```python
+>>> tbl.write(sys.stdout, format="ascii.rst", header_rows=["name", "unit"])
+Traceback (most recent call last):
+  File "<stdin>", line 1, in <module>
+  File "/usr/lib/python3/dist-packages/astropy/io/ascii/core.py", line 1719, in _get_writer
+    writer = Writer(**writer_kwargs)
+TypeError: RST.__init__() got an unexpected keyword argument 'header_rows'
+```
+
+I expected it to work like `ascii.fixed_width`, which raises no TypeError: here.
+"""
+
+
+def test_a_traceback_block_is_its_frames_and_exception_line():
+    trace = extract_trace(STATEMENT, 16384)
+    assert trace.kind is TraceKind.TRACEBACK and not trace.truncated
+    assert trace.text == (
+        "Traceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\n'
+        '  File "/usr/lib/python3/dist-packages/astropy/io/ascii/core.py", line 1719, in _get_writer\n'
+        "    writer = Writer(**writer_kwargs)\n"
+        "TypeError: RST.__init__() got an unexpected keyword argument 'header_rows'")
+
+
+def test_chained_tracebacks_keep_the_chain_line():
+    text = ("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nKeyError: 'x'\n\n"
+            "During handling of the above exception, another exception occurred:\n\n"
+            "Traceback (most recent call last):\n  File \"a.py\", line 3, in g\nValueError: bad\n")
+    assert extract_trace(text, 16384).text == (
+        "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nKeyError: 'x'\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n  File \"a.py\", line 3, in g\nValueError: bad")
+
+
+def test_without_a_traceback_the_error_lines_in_order_once_each():
+    text = "Calling it:\n    TypeError: unsupported operand\nagain:\nTypeError: unsupported operand\nValueError: no\n"
+    trace = extract_trace(text, 16384)
+    assert trace.kind is TraceKind.ERROR_LINE and trace.text == "TypeError: unsupported operand\nValueError: no"
+
+
+def test_no_failure_output_is_no_trace():
+    assert extract_trace("The docs say X but the code does Y.\nA Warning: is not an error.", 16384) is None
+
+
+def test_the_trace_is_cut_at_a_line_boundary_within_the_byte_cap():
+    frames = "".join(f'  File "m{i}.py", line {i}, in f{i}\n' for i in range(200))
+    trace = extract_trace(f"Traceback (most recent call last):\n{frames}RuntimeError: deep\n", 1000)
+    assert trace.truncated and len(trace.text.encode()) <= 1000
+    assert all(line.startswith(("Traceback", '  File "m')) for line in trace.text.split("\n"))
+
+
+def test_the_shared_trace_set(swebench_file, monkeypatch):
+    monkeypatch.setenv("LOCLAB_SWEBENCH_LITE", str(swebench_file))
+    manifest = build("dataset.loader", "dataset=swebench_lite_pypi_traces")
+    kinds = [r.task.metadata["trace_kind"] for r in manifest.rows]
+    assert (len(kinds), kinds.count("traceback"), kinds.count("error_line")) == (22, 15, 7)
+    assert all(len(r.task.text.encode()) <= 16384 and r.task.metadata["languages"] == "python" for r in manifest.rows)
+    assert all("Traceback (most recent call last)" in r.task.text for r in manifest.rows
+               if r.task.metadata["trace_kind"] == "traceback")
+    assert manifest.content_hash == build("dataset.loader", "dataset=swebench_lite_pypi_traces").content_hash

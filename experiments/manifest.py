@@ -15,7 +15,19 @@ import yaml
 from pydantic import ValidationError
 
 from dataset.manifest import Gold, GoldSpan, ManifestError, ManifestRow, PypiSubject, build_manifest, load_manifest, write_manifest
+from dataset.traces import PYPI_LANGUAGES, extract_trace
 from locator.task import SubjectIdentity, Task
+
+
+def _metadata(item: dict) -> dict:
+    """A trace task (one with a `reproducer`) says so, and carries its reproducer for re-checking."""
+    if "reproducer" not in item:
+        return {"package": item["subject"]}
+    trace = extract_trace(item["text"], len(item["text"].encode("utf-8")))
+    if trace is None:
+        raise ManifestError(f"task {item['id']}: a task with a reproducer needs a failure trace as its text")
+    return {"package": item["subject"], "input": "failure_trace", "trace_kind": trace.kind.value,
+            "languages": ",".join(PYPI_LANGUAGES), "reproducer": item["reproducer"]}
 
 
 def compile_tasks(source: Path):
@@ -35,9 +47,10 @@ def compile_tasks(source: Path):
             rows.append(
                 ManifestRow(
                     task=Task(id=item["id"], text=item["text"].strip(), subject=SubjectIdentity(**subject["identity"]),
-                              metadata={"package": item["subject"]}),
+                              metadata=_metadata(item)),
                     subject=PypiSubject(**subject["spec"], verify_sha256={f: hashes[f] for f in files}),
-                    gold=Gold(files=files, spans=spans, entities=item["gold"].get("entities"), rule=doc["gold_rule"].strip()),
+                    gold=Gold(files=files, spans=spans, entities=item["gold"].get("entities"),
+                              rule=item["gold"].get("rule", doc["gold_rule"]).strip()),
                 )
             )
         except (KeyError, TypeError, ValidationError) as exc:

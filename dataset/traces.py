@@ -14,7 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from dataset.gold import GOLD_RULE
-from dataset.manifest import Manifest, ManifestRow, build_manifest
+from dataset.manifest import Manifest, ManifestRow, build_manifest, load_manifest
 from dataset.swebench import load_swebench
 
 TRACEBACK_HEAD = "Traceback (most recent call last)"
@@ -103,3 +103,12 @@ def load_swebench_traces(path: str | Path, name: str, version: str, description:
         task = row.task.model_copy(update={"text": trace.text, "metadata": metadata})
         rows.append(ManifestRow(task=task, subject=row.subject, gold=row.gold))
     return build_manifest(name, version, description, GOLD_RULE, rows, str(path))
+
+
+def load_trace_tasks(path: str | Path, name: str) -> Manifest:
+    """The trace-to-code tasks (`metadata.input: failure_trace`) of a manifest, as their own task set."""
+    source = load_manifest(Path(path))
+    rows = [r for r in source.rows if r.task.metadata.get("input") == "failure_trace"]
+    header = source.header
+    return build_manifest(name, header.version, f"the trace-to-code tasks of {header.name}: {header.description}",
+                          header.gold_rule, rows, str(path))

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from locator.repository import FileInfo, Outline, ReadResult, RepositoryView
+from locator.repository import FileInfo, Outline, ReadResult, RepositoryView, SearchKind, SearchResult
 from locator.result import FileCost, Producer, ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
 from locator.system_one.wire import ANSWER_TYPES, Answer, Question, Response, expect_answer
@@ -119,6 +119,14 @@ class LocatorContext:
         self.trace.emit(EventKind.READ, what=ReadKind.OUTLINE, path=outline.path,
                         line_numbers=sorted(outline.signatures), lines=len(outline.signatures))
         return outline
+
+    def search(self, query: str, kind: SearchKind, max_hits: int, max_response_tokens: int) -> SearchResult:
+        """One bounded indexed search (definitions, or lines holding a word); each hit's line counts as read."""
+        result = self._repo.search(query, kind, max_hits, max_response_tokens)
+        self.trace.emit(EventKind.READ, what=ReadKind.SEARCH, query=query, search=kind.value,
+                        hits=[[h.path, h.line] for h in result.hits], lines=len(result.hits),
+                        response_tokens=result.response_tokens, truncated=result.truncated)
+        return result
 
     def stat(self, path: str) -> FileInfo:
         """Metadata only (size, line count): nothing is read."""

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import threading
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
+from locator.definitions import GRAMMARS, DefinitionIndex, build_index
 from locator.outline import Definition, definitions
+from locator.system_one.tokens import count_tokens
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 _SNIFF_BYTES = 8192
@@ -61,6 +64,32 @@ class Outline:
     signatures: dict[int, str]
 
 
+class SearchKind(StrEnum):
+    DEFINITION = "definition"  # structural: definitions named `query`; `Owner.member` / `module.Class` qualified
+    TEXT = "text"  # auxiliary, lexical: lines holding `query` as a whole word
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    path: str
+    line: int
+    end_line: int  # a definition's last line; a text hit's own line
+    symbol: str | None  # a definition's qualified name
+    text: str  # the signature or the matching line, as handed out
+
+    def render(self) -> str:
+        return f"{self.path}:{self.line}-{self.end_line} {self.symbol or ''} | {self.text}"
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    kind: SearchKind
+    hits: tuple[SearchHit, ...]
+    truncated: bool  # more hits existed than the caps let through
+    response_tokens: int  # exact o200k tokens of the rendered hits
+
+
 @dataclass(frozen=True)
 class ReadCounters:
     reads: int
@@ -74,6 +103,16 @@ def _loops(path: Path) -> bool:
     except OSError as exc:
         return exc.errno == errno.ELOOP
     return False
+
+
+def _indexed(path: str) -> bool:
+    return "." + path.rsplit(".", 1)[-1] in GRAMMARS
+
+
+def _module_of(path: str) -> str:
+    """`pkg/mod.py` -> `mod`; `pkg/__init__.py` -> `pkg`."""
+    parts = PurePosixPath(path).with_suffix("").parts
+    return parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
 
 
 def normalize_relpath(path: str) -> str:
@@ -111,6 +150,7 @@ class RepositoryView:
         self._lock = threading.Lock()
         self._reads = self._lines = self._bytes = 0
         self._cache: dict[str, tuple[str, ...]] = {}
+        self._index: DefinitionIndex | None = None  # built on the first definition search
         self.skipped: dict[SkipReason, int] = {reason: 0 for reason in SkipReason}
         self._files = self._enumerate()
 
@@ -222,6 +262,45 @@ class RepositoryView:
         signatures = {d.signature_line: lines[d.signature_line - 1] for d in defs if 1 <= d.signature_line <= len(lines)}
         self._count(signatures.values())
         return Outline(info.path, defs, signatures)
+
+    def search(self, query: str, kind: SearchKind, max_hits: int, max_response_tokens: int) -> SearchResult:
+        """One bounded indexed search: at most `max_hits` hits and `max_response_tokens` exact tokens of
+        rendered hits, in (path, line) order. Metering rule: each hit's line (a definition's signature,
+        a matching line) counts as read; the index and scan behind them read nothing the locator sees."""
+        if kind is SearchKind.DEFINITION:
+            found = self._definition_hits(query)
+        else:
+            pattern = re.compile(rf"(?<![\w]){re.escape(query)}(?![\w])")
+            found = [SearchHit(path, n, n, None, line.strip())
+                     for path in sorted(p for p in self._files if _indexed(p))
+                     for n, line in enumerate(self._lines_of(path), 1) if pattern.search(line)]
+        hits, tokens = [], 0
+        for hit in found[:max_hits]:
+            cost = count_tokens(hit.render() + "\n")
+            if tokens + cost > max_response_tokens:
+                break
+            hits.append(hit)
+            tokens += cost
+        self._count(h.text for h in hits)
+        return SearchResult(query, kind, tuple(hits), len(hits) < len(found), tokens)
+
+    def _definitions(self) -> DefinitionIndex:
+        with self._lock:
+            index = self._index
+        if index is None:
+            index = build_index({p: "".join(self._lines_of(p)).encode("utf-8") for p in self._files if _indexed(p)})
+            with self._lock:
+                self._index = index
+        return index
+
+    def _definition_hits(self, query: str) -> list[SearchHit]:
+        owner, _, name = query.rpartition(".")
+        found = []
+        for d in self._definitions().named(name):
+            if owner and not (d.qualname.endswith(query) or (d.qualname == name and _module_of(d.path) == owner)):
+                continue  # `Owner.member` must be the qualified name; `module.Class` must live in that module
+            found.append(SearchHit(d.path, d.start_line, d.end_line, d.qualname, d.signature))
+        return found
 
     def _count(self, lines) -> None:
         lines = list(lines)

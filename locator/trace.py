@@ -25,6 +25,7 @@ class EventKind(StrEnum):
 class ReadKind(StrEnum):
     RANGE = "range"  # consecutive lines of a file
     OUTLINE = "outline"  # the signature lines of a file's definitions
+    SEARCH = "search"  # the hit lines of one bounded indexed search
 
 
 class TraceEvent(Record):

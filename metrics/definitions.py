@@ -33,6 +33,9 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("line_recall", q, "|evidence lines ∩ gold lines| / |gold lines|, old-side lines per file"),
         MetricSpec("line_precision", q, "|evidence lines ∩ gold lines| / |evidence lines| (0 when no evidence)"),
         MetricSpec("gold_region_recall", q, "fraction of gold hunks with at least one gold line inside the evidence"),
+        MetricSpec("selected_labeled_files", q, "gold files among the files the response sends source for (seed 001)"),
+        MetricSpec("selected_file_recall", q, "selected_labeled_files / |gold files| (seed 001)"),
+        MetricSpec("generated_labeled_files", q, "gold files among every file the response lists (seed 001)"),
     ]
     for k in K_VALUES:
         specs += [
@@ -61,6 +64,13 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("logical_cost_usd", c, "provider cost the logical calls would have had without the cache"),
         MetricSpec("source_lines_read", c, "source lines handed to the locator by the RepositoryView"),
         MetricSpec("elapsed_ms", c, "wall time of localization"),
+        MetricSpec("source_tokens", c, "exact o200k tokens of the source excerpts the response sends (seed 001)"),
+        MetricSpec("response_json_tokens", c, "exact o200k tokens of the complete response JSON, turn 1 (seed 001)"),
+        MetricSpec("dead_end_source_tokens", c, "source_tokens of files that are not gold (seed 001)"),
+        MetricSpec("two_turn_json_tokens", c, "turn 1 + turn 2 JSON tokens, turn 2 sending held payloads as their "
+                                              "exact content hashes (seed 001 known-hash accounting)"),
+        MetricSpec("exact_hash_resends", c, "payloads sent in full again on turn 2 although their hash was sent (must be 0)"),
+        MetricSpec("owner_excerpt_tokens", c, "exact source tokens of the AST lane's reserved owner excerpt (v2)"),
     ]
     return specs
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataset.manifest import Gold
 from locator.outline import Definition, definitions, innermost, outermost
 from locator.result import LocalizationResult
+from metrics.agent_context import context_metrics
 from metrics.definitions import K_VALUES, METRICS
 
 SourceOf = Callable[[str], str | None]
@@ -115,6 +116,7 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf) -> d
             "elapsed_ms": cost.elapsed_ms,
         }
     )
+    scores.update(context_metrics(result, gold_files))
     unknown = set(scores) ^ set(METRICS)
     assert not unknown, f"metric registry and scorer disagree on {sorted(unknown)}"
     return {name: None if value is None else float(value) for name, value in scores.items()}

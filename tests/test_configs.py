@@ -16,15 +16,20 @@ from experiments.paths import CONF_DIR, PROJECT_ROOT
 from tests.conftest import LOCAGENT_FILE, SWEBENCH_FILE
 
 
+# The locator a sub-group's options are composed under (two_phase unless named here).
+_SUBGROUP_HOST = {"base": "ast_lane"}
+
+
 def _options() -> list[tuple[str, ...]]:
-    """(override, ...) per option: top-level groups, and locator sub-groups under two_phase."""
+    """(override, ...) per option: top-level groups, and locator sub-groups under their locator."""
     combos = []
     for group in sorted(p for p in CONF_DIR.iterdir() if p.is_dir()):
         for option in sorted(group.glob("*.yaml")):
             combos.append((f"{group.name}={option.stem}",))
         for sub in sorted(p for p in group.iterdir() if p.is_dir()):
             for option in sorted(sub.glob("*.yaml")):
-                combos.append(("locator=two_phase", f"{group.name}/{sub.name}={option.stem}"))
+                host = _SUBGROUP_HOST.get(sub.name, "two_phase")
+                combos.append((f"locator={host}", f"{group.name}/{sub.name}={option.stem}"))
     return combos
 
 

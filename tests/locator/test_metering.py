@@ -45,6 +45,9 @@ class AuditedView(RepositoryView):
     def outline(self, *args, **kwargs):
         return self._metered(super().outline, *args, **kwargs)
 
+    def search(self, *args, **kwargs):
+        return self._metered(super().search, *args, **kwargs)
+
     def _metered(self, method, *args, **kwargs):
         self.metered.on = True
         try:
@@ -80,6 +83,8 @@ def _configured_locators(tmp_path: Path):
                    discovery={"file_threshold": 0.0}, reader={"action_threshold": 0.0}))
     for runtime in ("range_runtime", "file_runtime", "evidence_filter", "semantic_zoom"):
         yield runtime, locator(runtime, discovery={"file_threshold": 0.0})
+    for version in ("off", "v1", "v2"):
+        yield f"ast_lane {version}", locator("ast_lane", lane={"version": version})
     yield "imported generic", locator("imported", path=generic, format="generic", system="Peer")
     yield "imported locagent", locator("imported", path=locagent, format="locagent", system="LocAgent")
 

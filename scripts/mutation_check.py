@@ -36,6 +36,8 @@ FILE = "tests/locator/reading/test_file_runtime.py"
 PARTS = "tests/locator/reading/test_parts.py"
 ZOOM = "tests/locator/reading/test_zoom.py"
 FILTER = "tests/locator/reading/test_evidence_filter.py"
+LANE = "tests/locator/lane/test_ast_lane.py"
+TERMS = "tests/locator/lane/test_terms.py"
 
 MUTATIONS = [
     # --- seed 000's runtimes (issue 10)
@@ -78,6 +80,35 @@ MUTATIONS = [
              (f"{FILE}::test_concurrent_runtimes_give_the_same_result_in_any_completion_order",)),
     Mutation("low-utility streak not counted", "locator/reading/file_runtime.py", "            streak += 1",
              "            streak = 1", (f"{FILE}::test_the_view_carries_bounded_yield_telemetry",)),
+    # --- the AST lane and trace tasks (issue 12)
+    Mutation("AST term cap removed", "locator/lane/terms.py", "tuple(ast)[: self.max_ast_terms]", "tuple(ast)",
+             (f"{TERMS}::test_each_cap_holds",)),
+    Mutation("owner term cap removed", "locator/lane/terms.py", "tuple(owners)[: self.max_owner_terms]", "tuple(owners)",
+             (f"{TERMS}::test_each_cap_holds",)),
+    Mutation("argument term cap removed", "locator/lane/terms.py",
+             "tuple(arguments)[: self.max_argument_terms]", "tuple(arguments)", (f"{TERMS}::test_each_cap_holds",)),
+    Mutation("test names kept as terms", "locator/lane/terms.py",
+             '    return name.startswith(("test_", "Test")) or name.endswith("_test")', "    return False",
+             (f"{TERMS}::test_rejections",)),
+    Mutation("search hit cap removed", "locator/repository.py", "        for hit in found[:max_hits]:",
+             "        for hit in found:", (f"{LANE}::test_a_search_keeps_at_most_max_hits",)),
+    Mutation("search token cap removed", "locator/repository.py",
+             "            if tokens + cost > max_response_tokens:\n                break\n", "",
+             (f"{LANE}::test_a_search_keeps_at_most_max_response_tokens",)),
+    Mutation("owner excerpt uncapped", "locator/lane/ast_lane.py",
+             'if count_tokens("".join([*kept, line])) > self.lane.excerpt_tokens:', "if False:",
+             (f"{LANE}::test_the_owner_excerpt_is_capped_and_subtracted_from_the_budget",)),
+    Mutation("owner excerpt not subtracted from the budget", "locator/lane/ast_lane.py",
+             "            budget -= count_tokens(excerpt[1].content)\n", "            budget -= 0\n",
+             (f"{LANE}::test_the_owner_excerpt_is_reserved_from_the_same_budget",)),
+    Mutation("corroboration without co-occurrence", "locator/lane/ast_lane.py",
+             "if owner.path == hit.path and owner.hit.line <= hit.line <= owner.hit.end_line:",
+             "if owner.path == hit.path:", (f"{LANE}::test_corroboration_counts_only_hits_inside_an_owner_range",)),
+    Mutation("turn 2 resends held payloads", "metrics/agent_context.py", "            if digest not in known:",
+             "            if True:", ("tests/metrics/test_agent_context.py",)),
+    Mutation("a traceback runs past its code fence", "dataset/traces.py",
+             """ and not lines[i].lstrip().startswith("```") \\""", " \\",
+             ("tests/dataset/test_traces.py::test_a_traceback_block_is_its_frames_and_exception_line",)),
     # --- Algorithms A and B (issue 11)
     Mutation("zoom: the mass cut-off ignored", "locator/reading/zoom.py",
              "            if mass >= self.mass:\n                break\n", "",

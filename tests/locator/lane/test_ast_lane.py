@@ -98,3 +98,23 @@ def test_the_lane_off_is_the_base_under_the_budget(tmp_path):
     off, _ = _run(tmp_path, "off", source_budget=200)
     assert sum(count_tokens(e.content) for f in off.files for e in f.evidence) <= 200
     assert next(s for s in off.cost.stages if s.name == "ast_lane").details["searches"] == 0
+
+
+def test_corroboration_counts_only_hits_inside_an_owner_range(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {
+        "pkg/a.py": "class Owner:\n    def run(self, size):\n        return size\n\nsize = 1\nsize = 2\n"}))
+    trace = Trace()
+    result = localize(_lane("v2"), _task("    Owner.run(o, size=1)\nValueError: bad size"), repo, None, trace)
+    lane = next(s for s in result.cost.stages if s.name == "ast_lane").details
+    # `size` is on lines 2, 3, 5, 6; only 2 and 3 fall in Owner.run (2-3), found by two terms (run,
+    # Owner.run): 2 hits x 2 owner entries; lines 5 and 6 corroborate nothing
+    assert (lane["owners"], lane["corroborations"]) == (2, 4)
+
+
+def test_the_owner_excerpt_is_reserved_from_the_same_budget(tmp_path):
+    wide, _ = _run(tmp_path / "wide", "v2", source_budget=100_000)
+    excerpt = sum(count_tokens(e.content) for f in wide.files for e in f.evidence if e.reason == OWNER_EXCERPT)
+    cheapest = min(count_tokens(e.content) for f in wide.files for e in f.evidence if e.reason != OWNER_EXCERPT)
+    budget = excerpt + cheapest - 1  # the cheapest base excerpt fits the budget, but not beside the excerpt
+    tight, _ = _run(tmp_path / "tight", "v2", source_budget=budget)
+    assert sum(count_tokens(e.content) for f in tight.files for e in f.evidence) == excerpt

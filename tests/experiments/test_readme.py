@@ -18,12 +18,15 @@ pytestmark = pytest.mark.network
 
 # one dev and one test instance, both downloaded by the other end-to-end tests of the session
 SWEBENCH_TASKS = "tasks=[marshmallow-code__marshmallow-1343,psf__requests-2317]"
+TRACE_TASKS = "tasks=[marshmallow-code__marshmallow-1343]"  # the trace set holds only instances with a trace
 
 
 def _narrowed(argv: list[str]) -> list[str]:
     """The command with its task selection narrowed (nothing else changed)."""
     rest = [a for a in argv if not a.startswith(("limit=", "tasks="))]
     joined = " ".join(argv)
+    if "swebench_lite_pypi_traces" in joined:
+        return rest + [TRACE_TASKS]
     if "swebench" in joined:
         return rest + [SWEBENCH_TASKS]
     if "tasks=" in joined:

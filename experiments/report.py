@@ -6,7 +6,9 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from experiments.pipeline import TaskOutcome
+from experiments.pipeline import RESULT_FILE, TaskOutcome
+from locator.result import LocalizationResult
+from metrics.agent_context import owner_excerpt
 from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION
 
 SUMMARY_METRICS = (
@@ -18,15 +20,17 @@ SUMMARY_METRICS = (
 
 
 def per_task_frame(outcomes: list[TaskOutcome]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {"task_id": o.task_id, "repository": o.repository, "split": o.split, "repeat": o.repeat,
-             "status": o.status, "reused": o.reused, "produced_at": o.produced_at, "code_identity": o.code_identity,
-             "error": o.error,
-             "result": str(o.result_dir / "localization-result.json") if o.status == "ok" else None, **o.scores}
-            for o in outcomes
-        ]
-    )
+    """One row per task and repeat: status, provenance, the owner excerpt a response reserved
+    (`path#symbol`, seed 001's table) and every metric."""
+    rows = []
+    for o in outcomes:
+        result_file = o.result_dir / RESULT_FILE
+        excerpt = owner_excerpt(LocalizationResult.read(result_file)) if o.status == "ok" else None
+        rows.append({"task_id": o.task_id, "repository": o.repository, "split": o.split, "repeat": o.repeat,
+                     "status": o.status, "reused": o.reused, "produced_at": o.produced_at,
+                     "code_identity": o.code_identity, "error": o.error,
+                     "result": str(result_file) if o.status == "ok" else None, "owner_excerpt": excerpt, **o.scores})
+    return pd.DataFrame(rows)
 
 
 def _fmt(value: float | None) -> str:

@@ -41,6 +41,11 @@ def sent_hashes(response: dict[str, Any]) -> frozenset[str]:
     return frozenset(e["blake3"] for f in response["files"] for e in f["excerpts"] if "source" in e)
 
 
+def owner_excerpt(result: LocalizationResult) -> str | None:
+    """`path#symbol` of the AST lane's reserved owner excerpt, if the response carries one."""
+    return next((e.id for f in result.files for e in f.evidence if e.reason == OWNER_EXCERPT), None)
+
+
 def context_metrics(result: LocalizationResult, gold_files: set[str]) -> dict[str, float | None]:
     if any(e.content is None for f in result.files for e in f.evidence):
         return dict.fromkeys(CONTEXT_METRICS)  # a producer that kept no source: nothing to count

@@ -45,3 +45,9 @@ def test_a_result_without_source_has_no_context_metrics():
     imported = RESULT.model_copy(update={"files": [ResultFile(path="a.py", evidence=[
         Evidence(id="a", start_line=1, end_line=2)])]})
     assert set(context_metrics(imported, {"a.py"}).values()) == {None}
+
+
+def test_the_owner_excerpt_is_named_for_the_per_task_table():
+    from metrics.agent_context import owner_excerpt
+    assert owner_excerpt(RESULT) == "a.py#1-2"
+    assert owner_excerpt(RESULT.model_copy(update={"files": RESULT.files[1:]})) is None

@@ -14,7 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from dataset.gold import GOLD_RULE
-from dataset.manifest import Manifest, ManifestRow, build_manifest, load_manifest
+from dataset.manifest import Manifest, ManifestError, ManifestRow, build_manifest, load_manifest
 from dataset.swebench import load_swebench
 
 TRACEBACK_HEAD = "Traceback (most recent call last)"
@@ -91,12 +91,17 @@ def extract_trace(problem_statement: str, max_bytes: int) -> ExtractedTrace | No
 
 def load_swebench_traces(path: str | Path, name: str, version: str, description: str, max_trace_bytes: int) -> Manifest:
     """The SWE-bench rows whose problem statement carries failure output, the trace as the task text."""
+    if max_trace_bytes < 1:
+        raise ManifestError(f"dataset {name}: max_trace_bytes must be >= 1, got {max_trace_bytes}")
     source = load_swebench(path, name, version, description)
     rows = []
     for row in source.rows:
         trace = extract_trace(row.task.text, max_trace_bytes)
         if trace is None:
             continue
+        if not trace.text.strip():
+            raise ManifestError(f"{path}: task {row.task.id}: field problem_statement: its trace's first line "
+                                f"is longer than max_trace_bytes ({max_trace_bytes})")
         metadata = row.task.metadata | {"input": "failure_trace", "trace_kind": trace.kind.value,
                                         "trace_truncated": trace.truncated, "languages": ",".join(PYPI_LANGUAGES),
                                         "problem_statement_chars": len(row.task.text)}
@@ -109,6 +114,8 @@ def load_trace_tasks(path: str | Path, name: str) -> Manifest:
     """The trace-to-code tasks (`metadata.input: failure_trace`) of a manifest, as their own task set."""
     source = load_manifest(Path(path))
     rows = [r for r in source.rows if r.task.metadata.get("input") == "failure_trace"]
+    if not rows:
+        raise ManifestError(f"{path}: no task has metadata.input = failure_trace")
     header = source.header
     return build_manifest(name, header.version, f"the trace-to-code tasks of {header.name}: {header.description}",
                           header.gold_rule, rows, str(path))

@@ -67,3 +67,22 @@ def test_the_shared_trace_set(swebench_file, monkeypatch):
     assert all("Traceback (most recent call last)" in r.task.text for r in manifest.rows
                if r.task.metadata["trace_kind"] == "traceback")
     assert manifest.content_hash == build("dataset.loader", "dataset=swebench_lite_pypi_traces").content_hash
+
+
+def test_bad_trace_inputs_are_refused_naming_what(tmp_path, swebench_file):
+    import pytest
+
+    from dataset.manifest import ManifestError, build_manifest, load_manifest, write_manifest
+    from dataset.traces import load_swebench_traces, load_trace_tasks
+    from experiments.paths import PROJECT_ROOT
+
+    with pytest.raises(ManifestError, match="max_trace_bytes must be >= 1"):
+        load_swebench_traces(swebench_file, "t", "1", "d", 0)
+    with pytest.raises(ManifestError, match="longer than max_trace_bytes"):
+        load_swebench_traces(swebench_file, "t", "1", "d", 10)
+    demo = load_manifest(PROJECT_ROOT / "datasets" / "demo" / "manifest.jsonl")
+    issues_only = tmp_path / "issues.jsonl"
+    rows = [r for r in demo.rows if r.task.metadata.get("input") != "failure_trace"]
+    write_manifest(build_manifest("issues", "1", "d", demo.header.gold_rule, rows, str(issues_only)), issues_only)
+    with pytest.raises(ManifestError, match="no task has metadata.input = failure_trace"):
+        load_trace_tasks(issues_only, "t")

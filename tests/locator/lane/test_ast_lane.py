@@ -88,9 +88,12 @@ def test_auxiliary_hits_corroborate_only_inside_an_owner_range(tmp_path):
 
 
 def test_v1_adds_soft_focus_paths_without_source(tmp_path):
-    result, _ = _run(tmp_path, "v1", focus_paths=2)
+    repo = RepositoryView(write_tree(tmp_path, FILES))
+    # the base keeps one file, so owner paths outside it become focus paths
+    lane = compose_locator("ast_lane", base={"top_files": 1}, lane={"version": "v1", "focus_paths": 1})
+    result = localize(lane, _task(), repo, None, Trace())
     focus = [f for f in result.files if f.reason == "soft focus path"]
-    assert len(focus) <= 2 and all(not f.evidence for f in focus)
+    assert len(focus) == 1 and not focus[0].evidence and focus[0].path not in {result.files[0].path}
     assert not [e for f in result.files for e in f.evidence if e.reason == OWNER_EXCERPT]
 
 

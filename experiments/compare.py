@@ -26,9 +26,9 @@ from metrics.statistics import cluster_bootstrap_ci, holm, paired_test  # noqa: 
 
 QUALITY = ("file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr", "file_map",
            "entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall", "selected_labeled_files",
-           "selected_file_recall", "generated_labeled_files")
+           "selected_file_recall", "generated_labeled_files", "pack_line_recall", "false_complete_claims")
 COST = ("model_calls", "input_tokens", "output_tokens", "source_lines_read", "elapsed_ms", "source_tokens",
-        "response_json_tokens", "dead_end_source_tokens", "two_turn_json_tokens", "exact_hash_resends")
+        "response_json_tokens", "dead_end_source_tokens", "two_turn_json_tokens", "exact_hash_resends", "rendered_tokens")
 
 
 def compare_frames(base: pd.DataFrame, other: pd.DataFrame, metrics: list[str], seed: int = 0) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""One job: for each task and repeat, materialize -> localize (idempotent) -> score.
+"""One job: for each task and repeat, materialize -> localize (idempotent) -> render -> score.
 
 Localization and scoring are separate steps: a saved result is reused unless `force`, and
 `localize=False` only scores what was saved (the rescoring command).
@@ -32,6 +32,8 @@ from locator.system_one.cache import DecisionCache
 from locator.system_one.client import Pricing, SystemOne
 from locator.trace import Trace
 from metrics.localization import score_task
+from render.pack import render_pack
+from render.settings import RenderSettings
 
 RESULT_FILE = "localization-result.json"
 TRACE_FILE = "trace.jsonl"
@@ -58,12 +60,14 @@ class TaskOutcome:
     error: str | None = None
     produced_at: str | None = None  # git revision (+"-dirty") of the code that produced the result
     code_identity: str | None = None  # source hash of that code
+    pack_text: str | None = None  # the result rendered as the agent's context pack
 
 
 class Job:
     """Everything a job builds once from its config and shares across its tasks."""
 
-    def __init__(self, cfg: DictConfig, manifest: Manifest, locator_name: str):
+    def __init__(self, cfg: DictConfig, manifest: Manifest, locator_name: str, backend: Backend | None = None):
+        """`backend`: System One to use instead of the configured one (a replay's decision snapshot)."""
         self.cfg = cfg
         self.manifest = manifest
         self.locator_name = locator_name
@@ -71,10 +75,11 @@ class Job:
         check_inputs = getattr(self.locator, "check_inputs", None)
         if check_inputs is not None:
             check_inputs()  # a bad input fails the job before any subject is fetched
-        self.backend: Backend | None = instantiate(cfg.system_one.backend) if cfg.system_one else None
+        self.backend: Backend | None = backend or (instantiate(cfg.system_one.backend) if cfg.system_one else None)
         cache_cfg = cfg.system_one.cache if cfg.system_one else None
         self.cache = DecisionCache(cache_cfg.path) if cache_cfg and cache_cfg.enabled else None
         self.store = SubjectStore(cfg.paths.cache_dir, Path(manifest.source).parent)
+        self.render: RenderSettings = instantiate(cfg.render)
 
     @property
     def system_one_identity(self) -> str:
@@ -122,7 +127,9 @@ class Job:
                 raise NoSavedResultError(f"{row.task.id}: no saved result at {result_path}; run experiments.run first")
             if result.task != row.task.id or result.subject != row.task.subject:
                 raise ValueError(f"{result_path}: result is for {result.task}@{result.subject}, not {row.task.id}")
-            scores = score_task(result, row.gold, source_reader(repo.root))
+            source_of = source_reader(repo.root)
+            pack = render_pack(result, source_of, self.render)  # the saved result, never re-localized
+            scores = score_task(result, row.gold, source_of, pack)
         except Exception as exc:  # noqa: BLE001 - a task failure is recorded, the sweep goes on
             detail = redact("".join(traceback.format_exception_only(type(exc), exc)).strip())
             out_dir.mkdir(parents=True, exist_ok=True)
@@ -131,7 +138,7 @@ class Job:
         code = result.provenance.code
         return TaskOutcome(row.task.id, *_origin(row), repeat, "ok", reused, out_dir, scores,
                            produced_at=code.git_revision + ("-dirty" if code.dirty else ""),
-                           code_identity=code.source_blake3)
+                           code_identity=code.source_blake3, pack_text=pack.text)
 
     def _saved(self, path: Path, localize_missing: bool) -> LocalizationResult | None:
         """The result saved at this address, if it may be reused. An unreadable one is rebuilt

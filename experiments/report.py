@@ -16,6 +16,7 @@ SUMMARY_METRICS = (
     "entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall", "selected_file_recall",
     "model_calls", "physical_model_calls", "input_tokens", "output_tokens", "source_lines_read", "elapsed_ms",
     "source_tokens", "response_json_tokens", "two_turn_json_tokens",
+    "pack_line_recall", "false_complete_claims", "rendered_tokens",
 )
 
 

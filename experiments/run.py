@@ -13,6 +13,8 @@ import sys
 import time
 import traceback
 import warnings
+from enum import StrEnum
+from pathlib import Path
 
 import hydra
 import mlflow
@@ -21,12 +23,12 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from hydra.utils import instantiate
 from mlflow.tracking import MlflowClient
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from experiments.identity import code_identity
 from experiments.paths import git_revision, register_resolvers
-from experiments.pipeline import RESULT_FILE, Job
+from experiments.pipeline import RESULT_FILE, TRACE_FILE, Job
 from experiments.report import per_task_frame, print_summary
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
@@ -35,12 +37,23 @@ from experiments.tracking import (
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact
 from locator.result import LocalizationResult
+from locator.system_one.snapshot import decisions_from_trace, write_snapshot
+from locator.trace import read_trace
 from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
 
 register_resolvers()
 
-PARAM_GROUPS = ("dataset", "locator", "system_one", "repeats", "force", "limit", "tasks", "split", "allow_failed_tasks")
+PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "repeats", "force", "limit", "tasks", "split",
+                "allow_failed_tasks")
 EXIT_TASKS_FAILED = 3
+DECISIONS_ARTIFACT = "decisions.jsonl"  # the System One answers the run used (`experiments.replay`)
+HYDRA_ARTIFACTS = "hydra"  # the job's .hydra/: composed config, overrides, Hydra's own config
+
+
+class Stage(StrEnum):
+    LOCALIZE = "localize+score"  # localize what has no saved result, render, score
+    SCORE = "score"  # saved results only: render and score
+    RENDER = "render"  # saved results only, for a render sweep (`experiments.render`)
 
 
 class JobConfigError(ValueError):
@@ -68,10 +81,10 @@ def _log_input(dataset) -> None:
             time.sleep(0.2 * (attempt + 1))
 
 
-def _log_task(outcome, stage: str) -> None:
+def _log_task(outcome, stage: Stage) -> None:
     status = "FINISHED" if outcome.status == "ok" else "FAILED"
     with mlflow.start_run(run_name=f"{outcome.task_id}/r{outcome.repeat}", nested=True,
-                          tags={"loclab.kind": "task", "loclab.task_id": outcome.task_id, "loclab.stage": stage}):
+                          tags={"loclab.kind": "task", "loclab.task_id": outcome.task_id, "loclab.stage": stage.value}):
         mlflow.log_param("repeat", outcome.repeat)
         mlflow.set_tag("loclab.reused_result", str(outcome.reused).lower())
         if outcome.error:
@@ -85,14 +98,16 @@ def _check(cfg: DictConfig) -> None:
         raise JobConfigError(f"repeats must be a positive number of repeats per task, got {cfg.repeats!r}")
 
 
-def _job_key(job: Job, rows, cfg: DictConfig, stage: str) -> str:
-    """What makes two job runs the same job: results address, task set and selection, stage."""
-    selection = {"tasks": [r.task.id for r in rows], "repeats": cfg.repeats, "stage": stage}
+def _job_key(job: Job, rows, cfg: DictConfig, stage: Stage) -> str:
+    """What makes two job runs the same job: results address, task set and selection, stage, and
+    the render settings (a render sweep reuses one localization for every setting)."""
+    selection = {"tasks": [r.task.id for r in rows], "repeats": cfg.repeats, "stage": stage.value,
+                 "render": OmegaConf.to_container(cfg.render, resolve=True)}
     return blake3_hex(canonical_json({"run_key": job.run_key, "manifest": job.manifest.content_hash, **selection}))[:16]
 
 
-def run_job(cfg: DictConfig, localize_missing: bool) -> None:
-    stage = "localize+score" if localize_missing else "score"
+def run_job(cfg: DictConfig, stage: Stage) -> None:
+    localize_missing = stage is Stage.LOCALIZE
     choices = HydraConfig.get().runtime.choices
     locator_name = choices["locator"]
     experiment_id = ensure_experiment(cfg.tracking)
@@ -116,7 +131,7 @@ def run_job(cfg: DictConfig, localize_missing: bool) -> None:
             if done is not None:
                 print(f"already finished in this sweep (run {done}): not run again")
                 return
-    tags = {"loclab.kind": "job", "loclab.stage": stage, "loclab.locator": locator_name,
+    tags = {"loclab.kind": "job", "loclab.stage": stage.value, "loclab.locator": locator_name,
             "loclab.producer": redact(str(cfg.locator.get("system") or "loclab")),
             "loclab.dataset": cfg.dataset.name, "loclab.git_revision": git_revision(),
             "loclab.code_identity": code_identity().source_blake3, "loclab.code_dirty": str(code_identity().dirty).lower(),
@@ -140,8 +155,9 @@ def run_job(cfg: DictConfig, localize_missing: bool) -> None:
             raise  # otherwise the run ends FAILED
 
 
-def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: str, localize_missing: bool) -> None:
+def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: Stage, localize_missing: bool) -> None:
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
+                     "loclab.manifest_source": redact(str(manifest.source)),
                      "loclab.system_one_identity": redact(job.system_one_identity),
                      "loclab.results_dir": str(job.results_dir)})
     with warnings.catch_warnings():
@@ -167,6 +183,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: st
     mlflow.set_tag("loclab.results_produced_at", ",".join(produced)[:4000])
     mlflow.log_metrics(counts)
     _log_telemetry(outcomes)
+    _log_record(outcomes, job)
     mlflow.log_table(frame, "per_task.json")
     mlflow.log_text(frame.to_csv(index=False), "per_task.csv")
     if len(summary):
@@ -201,11 +218,33 @@ def _log_telemetry(outcomes) -> None:
         mlflow.log_metrics({mlflow_key(k): v for k, v in metrics.items()})
 
 
-def run_or_exit(cfg: DictConfig, localize_missing: bool) -> None:
+def _log_record(outcomes, job: Job) -> None:
+    """What the job needs to be re-executed (`experiments.replay`) and what the agent would receive:
+    Hydra's saved config and overrides, the decisions every task's result was built on (read from
+    its trace, reused results included), and each task's context pack."""
+    output = Path(HydraConfig.get().runtime.output_dir)
+    hydra_dir = output / str(HydraConfig.get().output_subdir or ".hydra")
+    if hydra_dir.is_dir():
+        mlflow.log_artifacts(str(hydra_dir), HYDRA_ARTIFACTS)  # redacted when the job started (RedactSecrets)
+    ok = [o for o in outcomes if o.status == "ok"]
+    decisions = [d for o in ok if (o.result_dir / TRACE_FILE).is_file()
+                 for d in decisions_from_trace(read_trace(o.result_dir / TRACE_FILE), job.system_one_identity,
+                                               str(o.result_dir / TRACE_FILE))]
+    mlflow.log_text(write_snapshot(decisions), DECISIONS_ARTIFACT)
+    packs = output / "context_packs"
+    for o in ok:
+        target = packs / o.task_id / f"r{o.repeat}.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(o.pack_text or "", encoding="utf-8")
+    if ok:
+        mlflow.log_artifacts(str(packs), "context_packs")
+
+
+def run_or_exit(cfg: DictConfig, stage: Stage) -> None:
     """A single job whose tasks failed exits 3 (a script can tell it from a crash); in a sweep the
     job fails like any other so the sweep goes on and its parent run is FAILED."""
     try:
-        run_job(cfg, localize_missing)
+        run_job(cfg, stage)
     except TasksFailedError as exc:
         if HydraConfig.get().mode == RunMode.MULTIRUN:
             raise
@@ -215,7 +254,7 @@ def run_or_exit(cfg: DictConfig, localize_missing: bool) -> None:
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> None:
-    run_or_exit(cfg, localize_missing=True)
+    run_or_exit(cfg, Stage.LOCALIZE)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,14 @@ import hydra
 from omegaconf import DictConfig
 
 from experiments.paths import register_resolvers
-from experiments.run import run_or_exit
+from experiments.run import Stage, run_or_exit
 
 register_resolvers()
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> None:
-    run_or_exit(cfg, localize_missing=False)
+    run_or_exit(cfg, Stage.SCORE)
 
 
 if __name__ == "__main__":

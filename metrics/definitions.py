@@ -71,6 +71,20 @@ def _specs() -> list[MetricSpec]:
                                               "exact content hashes (seed 001 known-hash accounting)"),
         MetricSpec("exact_hash_resends", c, "payloads sent in full again on turn 2 although their hash was sent (must be 0)"),
         MetricSpec("owner_excerpt_tokens", c, "exact source tokens of the AST lane's reserved owner excerpt (v2)"),
+        MetricSpec("claims_complete", q, "1 if the context pack's note claims complete source (seed 002)"),
+        MetricSpec("false_complete_claims", q, "1 if the pack claims complete source while a file it shows lacks a wanted "
+                                               "line, audited from the pack's text (seed 002; must be 0)"),
+        MetricSpec("trimmed_notes", q, "1 if the pack's note says source was trimmed for size (seed 002)"),
+        MetricSpec("trimmed_files", q, "files the pack shows with a wanted line missing from its text"),
+        MetricSpec("offers_read", q, "1 if the pack's note offers Read (seed 002's defect; must be 0 for measured)"),
+        MetricSpec("pointer_entries", q, "files listed under \"Not shown above\" (seed 002)"),
+        MetricSpec("rendered_tokens", c, "exact o200k tokens of the whole context pack"),
+        MetricSpec("over_cap", c, "1 if the pack is longer than render.cap_tokens (must be 0)"),
+        MetricSpec("wanted_lines", c, "lines of the spans the pack set out to deliver: evidence and member-entity "
+                                      "definitions"),
+        MetricSpec("wanted_lines_sent", c, "wanted lines the pack's text carries"),
+        MetricSpec("pack_line_recall", q, "gold lines the pack's text carries / gold lines: what reaches the agent under "
+                                          "the cap"),
     ]
     return specs
 

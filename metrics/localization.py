@@ -7,7 +7,9 @@ from collections.abc import Callable
 from dataset.manifest import Gold
 from locator.outline import Definition, definitions, innermost, outermost
 from locator.result import LocalizationResult
+from render.pack import ContextPack
 from metrics.agent_context import context_metrics
+from metrics.context_pack import pack_metrics
 from metrics.definitions import K_VALUES, METRICS
 
 SourceOf = Callable[[str], str | None]
@@ -53,8 +55,10 @@ def average_precision(ranked: list[str], gold: set[str]) -> float:
     return total / len(gold) if gold else 0.0
 
 
-def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf) -> dict[str, float | None]:
-    """All metrics of METRICS for one task; None where a metric is undefined for it."""
+def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf,
+               pack: ContextPack) -> dict[str, float | None]:
+    """All metrics of METRICS for one task (`pack`: the result rendered for the agent); None where a
+    metric is undefined for it."""
     ranked = result.ranked_paths()
     gold_files = set(gold.files)
     hits = gold_files & set(ranked)
@@ -117,6 +121,7 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf) -> d
         }
     )
     scores.update(context_metrics(result, gold_files))
+    scores.update(pack_metrics(pack, result, gold, source_of))
     unknown = set(scores) ^ set(METRICS)
     assert not unknown, f"metric registry and scorer disagree on {sorted(unknown)}"
     return {name: None if value is None else float(value) for name, value in scores.items()}

@@ -105,8 +105,9 @@ class SystemOne:
     def _ask(self, state: dict[str, Any], questions: dict[str, Question]) -> Response:
         """One request, through the cache."""
         request = Request(state=state, model=self.model, questions=questions)
-        key = decision_key(self.backend.identity, request) if self.cache is not None else None
-        cached = self.cache.get(key) if key is not None else None
+        # keyed even without a cache: the trace's keys are what a run's decision snapshot is built from
+        key = decision_key(self.backend.identity, request)
+        cached = self.cache.get(key) if self.cache is not None else None
         self._emit(EventKind.REQUEST, key=key, questions={k: q.model_dump(mode="json") for k, q in questions.items()})
         wall_ms = 0.0
         if cached is not None:
@@ -121,17 +122,17 @@ class SystemOne:
             finally:
                 self._call_ended()
             wall_ms = (time.perf_counter() - started) * 1000
-            if key is not None and self.cache is not None:
+            if self.cache is not None:
                 response = self.cache.put(key, self.backend.identity, response)
             usage = response.usage
             self._add(
                 UsageTotals(
                     1, usage.input_tokens, usage.output_tokens, 1, usage.input_tokens, usage.output_tokens,
-                    cache_misses=1 if key is not None else 0, model_wall_time_ms=wall_ms,
+                    cache_misses=1 if self.cache is not None else 0, model_wall_time_ms=wall_ms,
                 )
             )
         self._emit(
-            EventKind.ANSWER, key=key, cached=cached is not None,
+            EventKind.ANSWER, key=key, cached=cached is not None, model=response.model,
             answers={k: a.model_dump(mode="json") for k, a in response.answers.items()},
             usage=response.usage.model_dump(mode="json"),
         )

@@ -7,7 +7,9 @@ import pytest
 from dataset.manifest import Gold, GoldSpan
 from locator.result import Cost, Evidence, LocalizationResult, PhysicalCost, Producer, ResultFile, Tokens
 from metrics.definitions import METRICS
+from experiments.config import build
 from metrics.localization import score_task
+from render.pack import render_pack
 
 A_PY = "def one():\n    x = 1\n    y = 2\n    return x\n\nclass K:\n" + "".join(f"    a{i} = {i}\n" for i in range(7, 20)) + \
        "    def m(self):\n        x = 1\n        return x\n"
@@ -41,9 +43,16 @@ GOLD = Gold(
 )
 
 
+RENDER = build("render")
+
+
+def _score(result, gold):
+    return score_task(result, gold, SOURCES.get, render_pack(result, SOURCES.get, RENDER))
+
+
 @pytest.fixture(scope="module")
 def scores():
-    return score_task(RESULT, GOLD, SOURCES.get)
+    return _score(RESULT, GOLD)
 
 
 def test_file_level(scores):
@@ -71,13 +80,13 @@ def test_entity_and_module_level(scores):
 
 def test_explicit_gold_entities_take_precedence():
     gold = GOLD.model_copy(update={"entities": ["a.py:K.m"]})
-    assert score_task(RESULT, gold, SOURCES.get)["entity_acc_all@1"] == 0.0
-    assert score_task(RESULT, gold, SOURCES.get)["entity_acc_all@3"] == 1.0
+    assert _score(RESULT, gold)["entity_acc_all@1"] == 0.0
+    assert _score(RESULT, gold)["entity_acc_all@3"] == 1.0
 
 
 def test_entity_metrics_are_undefined_without_gold_entities():
     gold = Gold(files=["d.py"], spans=[GoldSpan(path="d.py", start_line=5, end_line=5, region=0)], rule="t")
-    assert score_task(RESULT, gold, SOURCES.get)["entity_acc_all@5"] is None
+    assert _score(RESULT, gold)["entity_acc_all@5"] is None
 
 
 def test_cost_passes_through(scores):
@@ -88,7 +97,7 @@ def test_cost_passes_through(scores):
 def test_a_perfect_answer_scores_one():
     perfect = RESULT.model_copy(update={"files": [ResultFile(path="a.py", evidence=[_ev(2, 3), _ev(21, 22)]),
                                                   ResultFile(path="d.py", evidence=[_ev(5, 5)])]})
-    s = score_task(perfect, GOLD, SOURCES.get)
+    s = _score(perfect, GOLD)
     for name in ("file_precision", "file_recall", "file_set_match", "file_acc_all@3",
                  "line_recall", "line_precision", "gold_region_recall", "entity_acc_all@5"):
         assert s[name] == 1.0, name
@@ -97,7 +106,7 @@ def test_a_perfect_answer_scores_one():
 
 def test_an_empty_answer_scores_zero_not_undefined():
     empty = RESULT.model_copy(update={"files": []})
-    s = score_task(empty, GOLD, SOURCES.get)
+    s = _score(empty, GOLD)
     assert (s["file_precision"], s["line_precision"], s["file_mrr"]) == (0.0, 0.0, 0.0)
 
 
@@ -111,35 +120,35 @@ def _ranked(*paths):
 
 def test_mrr_takes_the_first_gold_file_not_the_last():
     # gold a.py at rank 1 and d.py at rank 3
-    assert score_task(_ranked("a.py", "b.py", "d.py"), GOLD, SOURCES.get)["file_mrr"] == 1.0
-    assert score_task(_ranked("b.py", "c.py", "a.py", "d.py"), GOLD, SOURCES.get)["file_mrr"] == pytest.approx(1 / 3)
+    assert _score(_ranked("a.py", "b.py", "d.py"), GOLD)["file_mrr"] == 1.0
+    assert _score(_ranked("b.py", "c.py", "a.py", "d.py"), GOLD)["file_mrr"] == pytest.approx(1 / 3)
 
 
 def test_set_match_is_equality_not_a_superset():
-    assert score_task(_ranked("a.py", "d.py"), GOLD, SOURCES.get)["file_set_match"] == 1.0
-    assert score_task(_ranked("a.py", "d.py", "b.py"), GOLD, SOURCES.get)["file_set_match"] == 0.0
-    assert score_task(_ranked("a.py"), GOLD, SOURCES.get)["file_set_match"] == 0.0
+    assert _score(_ranked("a.py", "d.py"), GOLD)["file_set_match"] == 1.0
+    assert _score(_ranked("a.py", "d.py", "b.py"), GOLD)["file_set_match"] == 0.0
+    assert _score(_ranked("a.py"), GOLD)["file_set_match"] == 0.0
 
 
 def test_file_map_is_the_average_precision_of_the_ranking():
     # gold a.py at rank 2 (precision 1/2), d.py at rank 4 (2/4): AP = (1/2 + 2/4) / 2
-    assert score_task(_ranked("b.py", "a.py", "c.py", "d.py"), GOLD, SOURCES.get)["file_map"] == pytest.approx(0.5)
+    assert _score(_ranked("b.py", "a.py", "c.py", "d.py"), GOLD)["file_map"] == pytest.approx(0.5)
     # a missed gold file counts as 0: (1/1 + 0) / 2
-    assert score_task(_ranked("a.py", "b.py"), GOLD, SOURCES.get)["file_map"] == pytest.approx(0.5)
-    assert score_task(_ranked("a.py", "d.py"), GOLD, SOURCES.get)["file_map"] == 1.0
+    assert _score(_ranked("a.py", "b.py"), GOLD)["file_map"] == pytest.approx(0.5)
+    assert _score(_ranked("a.py", "d.py"), GOLD)["file_map"] == 1.0
 
 
 def test_a_producer_entity_ranking_is_scored_as_that_ranking():
     # LocAgent-style: its own ranked entities; the evidence spans would enclose many more entities
     whole_file = RESULT.model_copy(update={"files": [ResultFile(path="a.py", evidence=[_ev(1, 25)])]})
-    by_spans = score_task(whole_file, GOLD, SOURCES.get)
+    by_spans = _score(whole_file, GOLD)
     assert by_spans["entity_acc_all@1"] == 0.0  # spans resolve to one, K.m, ... in line order
     ranked = whole_file.model_copy(update={"ranked_entities": ["a.py:K.m", "a.py:one", "a.py:K.m"],
                                            "ranked_modules": ["a.py:K", "b.py:bee", "a.py:one"]})
-    scores = score_task(ranked, GOLD, SOURCES.get)
+    scores = _score(ranked, GOLD)
     assert (scores["entity_acc_all@1"], scores["entity_acc_all@3"]) == (0.0, 1.0)
     assert (scores["module_acc_all@1"], scores["module_acc_all@3"]) == (0.0, 1.0)
     only_first = ranked.model_copy(update={"ranked_entities": ["a.py:one"]})
-    assert score_task(only_first, GOLD, SOURCES.get)["entity_acc_all@10"] == 0.0  # K.m was never ranked
+    assert _score(only_first, GOLD)["entity_acc_all@10"] == 0.0  # K.m was never ranked
     only_other_module = ranked.model_copy(update={"ranked_modules": ["b.py:bee"]})
-    assert score_task(only_other_module, GOLD, SOURCES.get)["module_acc_all@10"] == 0.0
+    assert _score(only_other_module, GOLD)["module_acc_all@10"] == 0.0

@@ -1,0 +1,74 @@
+"""A job run read back from MLflow as the runner recorded it: the composed config Hydra saved, the
+saved results and the decision snapshot. What `experiments.replay` and `experiments.replay_render`
+rebuild a job from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hydra.utils import instantiate
+from mlflow.entities import Run
+from mlflow.tracking import MlflowClient
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from dataset.manifest import Manifest
+from experiments.run import DECISIONS_ARTIFACT, HYDRA_ARTIFACTS
+
+
+class RecordError(ValueError):
+    """The run's record cannot be used as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run: Run
+    client: MlflowClient
+    work: Path  # where the artifacts are downloaded
+
+    @property
+    def run_id(self) -> str:
+        return self.run.info.run_id
+
+    @property
+    def tags(self) -> dict[str, str]:
+        return self.run.data.tags
+
+    def download(self, path: str) -> Path:
+        try:
+            return Path(self.client.download_artifacts(self.run_id, path, str(self.work)))
+        except Exception:  # noqa: BLE001 - MLflow raises several types for a missing artifact
+            raise RecordError(f"run {self.run_id} has no {path!r} artifact: it was logged before loclab recorded what "
+                              "a replay needs (config, decisions); run the job again to record it") from None
+
+    def config(self, overrides: list[str]) -> DictConfig:
+        """The recorded composed config with `key=value` changes (a misspelt key is an error)."""
+        cfg = OmegaConf.load(self.download(f"{HYDRA_ARTIFACTS}/config.yaml"))
+        OmegaConf.set_struct(cfg, True)
+        try:
+            cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
+        except OmegaConfBaseException as exc:
+            raise RecordError(f"override not in the recorded config: {exc}") from None
+        OmegaConf.set_struct(cfg, False)
+        return cfg
+
+    def decisions_file(self) -> Path:
+        return self.download(DECISIONS_ARTIFACT)
+
+    def results_dir(self) -> Path:
+        return self.download("results")
+
+    def manifest(self, cfg: DictConfig) -> Manifest:
+        """The run's task set, refused when its content is no longer what the run localized."""
+        manifest = instantiate(cfg.dataset.loader)
+        if manifest.content_hash != self.tags.get("loclab.manifest_blake3"):
+            raise RecordError(f"the task set at {manifest.source} has hash {manifest.content_hash[:12]}, the run's was "
+                              f"{str(self.tags.get('loclab.manifest_blake3'))[:12]}")
+        return manifest
+
+
+def open_record(client: MlflowClient, run: Run, work: Path) -> RunRecord:
+    if run.data.tags.get("loclab.kind") != "job":
+        raise RecordError(f"run {run.info.run_id} is not a job run (loclab.kind={run.data.tags.get('loclab.kind')!r})")
+    return RunRecord(run, client, work)

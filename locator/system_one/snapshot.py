@@ -1,0 +1,90 @@
+"""A run's decision snapshot: the System One answers it used, and a backend that serves only those.
+
+The snapshot is read from the run's traces (every request is traced with its decision key, every
+answer with its response), so it holds exactly the entries the run touched — the same entries the
+decision cache holds for them, reused results included — and replays without the cache. Serving
+from it, a request the run never asked is an error, never a new call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from locator.system_one.cache import decision_key
+from locator.system_one.wire import Request, Response
+from locator.task import Record
+from locator.trace import EventKind, TraceEvent
+
+SNAPSHOT_VERSION = 1
+
+
+class SnapshotError(ValueError):
+    """A snapshot that cannot be read, or traces that cannot make one (the message names the file)."""
+
+
+class SnapshotMissError(LookupError):
+    """A replayed request that the recorded run never asked: the replay diverged."""
+
+
+class Decision(Record):
+    schema_version: Literal[1] = SNAPSHOT_VERSION
+    key: str
+    backend: str
+    response: Response
+
+
+def decisions_from_trace(events: Iterable[TraceEvent], backend: str, where: str) -> list[Decision]:
+    found = []
+    for event in events:
+        if event.kind != EventKind.ANSWER:
+            continue
+        data = event.data
+        if not data.get("key") or "model" not in data:
+            raise SnapshotError(f"{where}: answer event {event.seq} has no decision key or model "
+                                "(traced by a loclab older than the decision snapshot)")
+        found.append(Decision(key=data["key"], backend=backend,
+                              response=Response(model=data["model"], answers=data["answers"], usage=data["usage"])))
+    return found
+
+
+def write_snapshot(decisions: Iterable[Decision]) -> str:
+    """JSONL, one decision per key, sorted by key (the same run always writes the same bytes)."""
+    unique = {d.key: d for d in decisions}
+    return "".join(unique[k].model_dump_json() + "\n" for k in sorted(unique))
+
+
+def read_snapshot(path: Path) -> dict[str, Decision]:
+    decisions = {}
+    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            decision = Decision.model_validate(json.loads(line))
+        except ValueError as exc:
+            raise SnapshotError(f"{path}: row {row}: not a decision record ({exc})") from None
+        decisions[decision.key] = decision
+    return decisions
+
+
+class SnapshotBackend:
+    """Answers from a recorded run's decisions, under the identity they were recorded with, so every
+    request is keyed exactly as it was then."""
+
+    def __init__(self, decisions: dict[str, Decision], identity: str):
+        self._decisions = decisions
+        self._identity = identity
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    def answer(self, request: Request) -> Response:
+        key = decision_key(self._identity, request)
+        found = self._decisions.get(key)
+        if found is None:
+            raise SnapshotMissError(f"System One request {key[:16]} (questions {sorted(request.questions)[:4]}) is not "
+                                    "in the recorded run's decision snapshot: the replay asked something the run never did")
+        return found.response

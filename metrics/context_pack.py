@@ -15,7 +15,7 @@ from locator.result import LocalizationResult
 from locator.system_one.tokens import count_tokens
 from render.notes import COMPLETE_CLAIM, TRIMMED_MARK
 from render.pack import ContextPack
-from render.sections import FileSource, SourceOf, wanted_spans
+from render.sections import FENCE, FileSource, SourceOf, wanted_spans
 
 _HEADER = re.compile(r"^### (?P<path>.+?) · [^·]+ · lines .+ of \d+$")
 _SOURCE_LINE = re.compile(r"^\s*(\d+)\t")
@@ -30,9 +30,9 @@ def sent_lines(text: str) -> dict[str, set[int]]:
         if fence is None and (header := _HEADER.match(line)):
             path = header["path"]
             sent.setdefault(path, set())
-        elif path is not None and fence is None and line.startswith("```"):
+        elif path is not None and fence is None and line == FENCE:
             fence = line
-        elif fence is not None and line == fence:
+        elif fence is not None and line == FENCE:
             path, fence = None, None
         elif fence is not None and (numbered := _SOURCE_LINE.match(line)):
             sent[path].add(int(numbered[1]))

@@ -22,6 +22,7 @@ from render.spans import LineRange, WantedSpan, merge, subtract
 
 SourceOf = Callable[[str], str | None]
 ELISION = "⋯"
+FENCE = "```"
 
 
 class TrimSite(StrEnum):
@@ -122,11 +123,6 @@ def plan(entry: ResultFile, source: FileSource, entities: list[str], shown_befor
     return _Plan(entry, source, wanted, new, back, elided_at)
 
 
-def _fence(lines: list[str]) -> str:
-    longest = max((len(line) - len(line.lstrip("`")) for line in lines if line.startswith("```")), default=0)
-    return "`" * max(3, longest + 1)
-
-
 def _markers(gap: LineRange, wanted_lines: set[int], source: FileSource, sites: dict[TrimSite, list[LineRange]],
              settings: RenderSettings, edge: bool) -> list[str]:
     """One marker per run of the gap: wanted lines not sent are elided (named, with the site that
@@ -173,9 +169,8 @@ def render_section(p: _Plan, sent: list[LineRange], settings: RenderSettings,
         cursor = r.end + 1
     if cursor <= n:
         body += _markers(LineRange(cursor, n), wanted_lines, source, elided_at, settings, edge=True)
-    fence = _fence(body)
-    role = p.entry.role.value
-    return "\n".join([f"### {p.entry.path} · {role} · lines {shown} of {n}", fence, *body, fence]) + "\n"
+    # every body line starts with a line number or a marker, so no source line can close the fence
+    return "\n".join([f"### {p.entry.path} · {p.entry.role.value} · lines {shown} of {n}", FENCE, *body, FENCE]) + "\n"
 
 
 def _first_lines(ranges: list[LineRange], k: int) -> list[LineRange]:

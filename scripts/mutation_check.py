@@ -38,8 +38,63 @@ ZOOM = "tests/locator/reading/test_zoom.py"
 FILTER = "tests/locator/reading/test_evidence_filter.py"
 LANE = "tests/locator/lane/test_ast_lane.py"
 TERMS = "tests/locator/lane/test_terms.py"
+NOTES = "tests/render/test_notes.py"
+PACK = "tests/render/test_pack.py"
+REPLAY = "tests/experiments/test_replay.py"
 
 MUTATIONS = [
+    # --- seed 002's context pack and exact replay (issue 13)
+    Mutation("derived completeness replaced by the trim flags", "render/pack.py",
+             "trimmed = list(dict.fromkeys(s.path for s, _ in sections if elided[id(s)]))",
+             "trimmed = list(dict.fromkeys(s.path for s, _ in sections if s.trim_sites & FLAGGED_SITES))",
+             (f"{PACK}::test_a_windowed_range_is_reported_trimmed_where_the_flag_claimed_complete",)),
+    Mutation("old Read sentence restored", "render/notes.py",
+             'is included above — do NOT re-read {them}.**")',
+             'is included above — do NOT re-read {them}.** Reserve Read for a single specific line range.")',
+             (f"{NOTES}::test_the_complete_note_never_offers_read_or_a_re_read",)),
+    Mutation("the entry rule dropped from the fit", "render/notes.py",
+             "    note = next(n for n in notes if fits(epilogue_text(n, entries, k)))\n",
+             "    note = next(n for n in notes if _most_entries(fits, n, entries) >= min(1, len(entries)))\n"
+             "    k = _most_entries(fits, note, entries)\n",
+             (f"{NOTES}::test_optional_detail_never_costs_a_pointer_entry",)),
+    Mutation("the first-entry reservation dropped", "render/notes.py",
+             "    if k < min(1, len(entries)):", "    if k < 0:",
+             (f"{NOTES}::test_a_trimmed_note_leaves_the_pointer_list_its_first_entry",)),
+    Mutation("completeness judged before the fold", "render/sections.py",
+             "            elided_at[TrimSite.FOLD] = folded\n",
+             "            elided_at[TrimSite.FOLD] = folded\n            back = merge([*back, *folded])\n",
+             (f"{PACK}::test_a_path_listed_again_refers_back_and_folds_too_few_new_lines",)),
+    Mutation("the flagged rule's window site sets the flag", "render/pack.py",
+             "FLAGGED_SITES = frozenset({TrimSite.FOLD, TrimSite.BUDGET})",
+             "FLAGGED_SITES = frozenset({TrimSite.FOLD, TrimSite.BUDGET, TrimSite.WINDOW})",
+             (f"{PACK}::test_a_windowed_range_is_reported_trimmed_where_the_flag_claimed_complete",)),
+    Mutation("sections ignore the cap", "render/pack.py",
+             "budget = settings.cap_tokens - settings.epilogue_floor_tokens",
+             "budget = 10 * settings.cap_tokens",
+             (f"{PACK}::test_a_section_cut_at_the_cap_is_trimmed_under_both_rules_and_never_over_the_cap",)),
+    Mutation("containers offered as elided names", "render/sections.py",
+             'return [d for d in source.definitions if d.kind != "class"]', "return list(source.definitions)",
+             (f"{PACK}::test_names_offered_are_members_never_containers",)),
+    Mutation('a note about "0 files"', "render/notes.py",
+             "    if n < 1:\n        raise ValueError", "    if False:\n        raise ValueError",
+             (f"{NOTES}::test_one_file_never_zero_files",)),
+    Mutation("the audit parses no sent lines", "metrics/context_pack.py",
+             "            sent[path].add(int(numbered[1]))", "            pass",
+             (f"{PACK}::test_a_complete_flow_is_called_complete_by_both_rules",)),
+    Mutation("replay asks the configured backend, not the snapshot", "experiments/replay.py",
+             "backend=SnapshotBackend(decisions, identity))", "backend=None)",
+             (f"{REPLAY}::test_a_request_the_run_never_asked_is_a_miss_not_a_new_call",)),
+    Mutation("replay ignores the code identity", "experiments/replay.py",
+             "    if code_change and not args.allow_code_change:", "    if False:",
+             (f"{REPLAY}::test_changed_code_is_refused_unless_allowed",)),
+    Mutation("replay compares clock fields", "experiments/replay.py",
+             'CLOCK_FIELDS = frozenset({"elapsed_ms", "model_wall_time_ms", "model_critical_path_ms"})',
+             "CLOCK_FIELDS = frozenset()",
+             (f"{REPLAY}::test_replay_reproduces_every_task_byte_for_byte",)),
+    Mutation("a render sweep's jobs share one job key", "experiments/run.py",
+             '                 "render": OmegaConf.to_container(cfg.render, resolve=True)}',
+             "                 }",
+             (f"{REPLAY}::test_the_render_stage_sweeps_the_cap_on_saved_results",)),
     # --- seed 000's runtimes (issue 10)
     Mutation("StopTask stops without being the highest", "locator/reading/range_runtime.py",
              "if stop >= self.parallel_threshold and all(stop > r.score for r in reads):",

@@ -76,8 +76,8 @@ def test_every_group_option_is_covered():
     assert len(_options()) >= len(list(CONF_DIR.rglob("*.yaml"))) - 2  # config.yaml and serve.yaml are roots
 
 
-def readme_commands(module_pattern: str = r"experiments\.(run|score)") -> list[list[str]]:
-    """Each `python -m experiments.run|score ...` line of the README's bash blocks, as argv."""
+def readme_commands(module_pattern: str = r"experiments\.(run|score|render)") -> list[list[str]]:
+    """Each `python -m experiments.run|score|render ...` line of the README's bash blocks, as argv."""
     text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):

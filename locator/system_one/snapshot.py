@@ -51,7 +51,9 @@ def decisions_from_trace(events: Iterable[TraceEvent], backend: str, where: str)
 
 
 def write_snapshot(decisions: Iterable[Decision]) -> str:
-    """JSONL, one decision per key, sorted by key (the same run always writes the same bytes)."""
+    """JSONL, one decision per key, sorted by key (the same run always writes the same bytes). With
+    the decision cache off, a stochastic backend may have answered one request twice differently:
+    the first answer is kept, and a replay reports the tasks where the other one mattered."""
     unique = {d.key: d for d in decisions}
     return "".join(unique[k].model_dump_json() + "\n" for k in sorted(unique))
 

@@ -20,19 +20,9 @@ import pandas as pd
 
 from experiments.analysis import AnalysisError, analysis_parser, find_runs, load_arm, open_store, print_table, write_report
 from experiments.compare import COST, QUALITY
+from metrics.comparator import what_was_found
 
-# Wall-clock fields and the physical cost (which depends on how warm the decision cache was) may
-# differ between identical localizations; everything else must not.
-_CLOCK_FIELDS = ("elapsed_ms", "model_wall_time_ms", "model_critical_path_ms", "physical")
 _DETERMINISTIC_BACKENDS = ("lexical-", "embedding:", "none")
-
-
-def _without_clock(value):
-    if isinstance(value, dict):
-        return {k: _without_clock(v) for k, v in value.items() if k not in _CLOCK_FIELDS}
-    if isinstance(value, list):
-        return [_without_clock(v) for v in value]
-    return value
 
 
 def _jaccard(a: set, b: set) -> float:
@@ -44,7 +34,7 @@ def stability(results: list[dict]) -> dict[str, float]:
     lines = [{(f["path"], n) for f in r["files"] for e in f["evidence"] for n in range(e["start_line"], e["end_line"] + 1)}
              for r in results]
     pairs = list(itertools.combinations(range(len(results)), 2))
-    canonical = {json.dumps(_without_clock(r), sort_keys=True) for r in results}
+    canonical = {json.dumps(what_was_found(r), sort_keys=True) for r in results}
     return {"file_jaccard": float(np.mean([_jaccard(files[i], files[j]) for i, j in pairs])) if pairs else 1.0,
             "evidence_line_jaccard": float(np.mean([_jaccard(lines[i], lines[j]) for i, j in pairs])) if pairs else 1.0,
             "identical": float(len(canonical) == 1)}

@@ -35,32 +35,12 @@ from experiments.pipeline import RESULT_FILE, Job
 from experiments.record import RecordError, open_record
 from experiments.run import DECISIONS_ARTIFACT
 from locator.system_one.snapshot import SnapshotBackend, SnapshotError, read_snapshot
+from metrics.comparator import what_was_found
 
 register_resolvers()
 
 EXIT_DIFFERENT, EXIT_REFUSED = 1, 2
-CLOCK_FIELDS = frozenset({"elapsed_ms", "model_wall_time_ms", "model_critical_path_ms"})
 SHOWN_DIFFERENCES = 5
-
-
-def normalized(doc: Any, code_change: bool, config_change: bool) -> Any:
-    """The result without when/where fields (see the module docstring); with a code change, also
-    without the code's identity, and with either change without the content address derived from
-    them (reported once, not per task)."""
-    def walk(value: Any, path: tuple[str, ...]) -> Any:
-        if isinstance(value, dict):
-            return {k: walk(v, (*path, k)) for k, v in value.items()
-                    if k not in CLOCK_FIELDS and (*path, k) not in dropped}
-        if isinstance(value, list):
-            return [walk(v, path) for v in value]
-        return value
-
-    dropped = {("cost", "physical"), ("provenance", "code", "git_revision"), ("provenance", "code", "dirty")}
-    if code_change:
-        dropped.add(("provenance", "code"))
-    if code_change or config_change:
-        dropped.add(("provenance", "run_key"))
-    return walk(doc, ())
 
 
 def differences(recorded: Any, replayed: Any, where: str = "") -> list[str]:
@@ -107,8 +87,9 @@ def replay(args: argparse.Namespace) -> int:
           f"{len(decisions)} recorded decisions, into {results_dir}"
           + (f"\ncode changed: recorded {str(recorded_code)[:12]} → this build {current_code[:12]}" if code_change else "")
           + (f"\nconfig changed: {' '.join(args.overrides)}" if args.overrides else ""))
-    changes = (code_change, bool(args.overrides))
-    if any(changes):
+    # a changed build or config changes the results address by design: reported once, not per task
+    keep = {"keep_code": not code_change, "keep_address": not (code_change or args.overrides)}
+    if not keep["keep_address"]:
         print(f"results address: recorded {tags.get('loclab.run_key')} → replayed {job.run_key}")
     identical = total = 0
     for row in rows:
@@ -123,9 +104,9 @@ def replay(args: argparse.Namespace) -> int:
             if not recorded_file.is_file():
                 print(f"  {label}: the run recorded no result (it failed then); the replay produced one")
                 continue
-            found = differences(normalized(json.loads(recorded_file.read_text(encoding="utf-8")), *changes),
-                                normalized(json.loads((outcome.result_dir / RESULT_FILE).read_text(encoding="utf-8")),
-                                           *changes))
+            found = differences(what_was_found(json.loads(recorded_file.read_text(encoding="utf-8")), **keep),
+                                what_was_found(json.loads((outcome.result_dir / RESULT_FILE).read_text(encoding="utf-8")),
+                                               **keep))
             if not found:
                 identical += 1
                 print(f"  {label}: identical")

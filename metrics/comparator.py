@@ -6,6 +6,8 @@ closed when a subject identity is missing or the two results are about different
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from locator.result import LocalizationResult
@@ -14,6 +16,32 @@ from locator.task import Record
 
 class ComparatorError(ValueError):
     pass
+
+
+CLOCK_FIELDS = frozenset({"elapsed_ms", "model_wall_time_ms", "model_critical_path_ms"})
+
+
+def what_was_found(doc: Any, keep_code: bool = True, keep_address: bool = True) -> Any:
+    """A saved result (as JSON) without what says when and where it ran rather than what it found:
+    wall-clock fields at any depth, the physical cost (it depends on how warm the decision cache
+    was), and the git revision and dirtiness the code was checked out at (the code itself is its
+    source hash). `keep_code=False` also drops that hash, `keep_address=False` the results address
+    derived from code and config: two builds or two configs are then compared on their output."""
+    dropped = {("cost", "physical"), ("provenance", "code", "git_revision"), ("provenance", "code", "dirty")}
+    if not keep_code:
+        dropped.add(("provenance", "code"))
+    if not keep_address:
+        dropped.add(("provenance", "run_key"))
+
+    def walk(value: Any, path: tuple[str, ...]) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v, (*path, k)) for k, v in value.items()
+                    if k not in CLOCK_FIELDS and (*path, k) not in dropped}
+        if isinstance(value, list):
+            return [walk(v, path) for v in value]
+        return value
+
+    return walk(doc, ())
 
 
 class SideCost(Record):

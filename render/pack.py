@@ -20,7 +20,7 @@ from render import notes as n
 from render.labels import shortest_unique_suffixes
 from render.sections import FileSource, Section, SourceOf, TrimSite, elided_names, fit_section, plan, wanted_spans
 from render.settings import RenderSettings, RenderVersion
-from render.spans import LineRange, elided_wanted_spans, merge
+from render.spans import LineRange, elided_wanted_spans, merge, subtract
 
 SCHEMA_VERSION = 1
 # Seed 002's defect: the flag was set at the trim sites, but the oversize window never set it.
@@ -126,8 +126,8 @@ def render_pack(result: LocalizationResult, source_of: SourceOf, settings: Rende
         candidates, note_first = [n.complete_note(shown)], True
     else:
         labels = shortest_unique_suffixes([s.path for s, _ in sections] + [p.path for p in pointers])
-        names = list(dict.fromkeys(name for s, source in sections
-                                   for name in elided_names(source, [w.range for w in elided[id(s)]])))
+        names = list(dict.fromkeys(name for s, source in sections for name in elided_names(
+            source, subtract([w.range for w in elided[id(s)]], [*s.sent, *s.back_referenced]))))
         candidates, note_first = n.trimmed_notes(shown, [labels[p] for p in trimmed], names[:settings.note_names],
                                                           len(names) > settings.note_names), False
     epilogue = n.fit_epilogue(lambda e: count_tokens(body + e) <= settings.cap_tokens, candidates,

@@ -3,7 +3,7 @@
 A section's wanted spans are its evidence ranges and the definition ranges of the result's
 `Owner.member` entities in that file. Three code paths elide wanted source, each recording the
 site it trimmed at (`TrimSite`): a range longer than `max_range_lines` is windowed to its head and
-tail; new lines too few to fence beside lines an earlier section of the same file already sent are
+tail (the smaller wanted spans inside it are kept whole); new lines too few to fence beside lines an earlier section of the same file already sent are
 folded into that back-reference; a section over the remaining budget is cut to what fits. Whether
 a section is complete is not read from those records but measured (`spans.elided_wanted_spans`).
 """
@@ -103,16 +103,20 @@ class _Plan:
 def plan(entry: ResultFile, source: FileSource, entities: list[str], shown_before: list[LineRange],
          settings: RenderSettings) -> _Plan:
     wanted = wanted_spans(entry, source, entities)
-    windowed: list[LineRange] = []
-    elided_at: dict[TrimSite, list[LineRange]] = {}
-    for r in merge(w.range for w in wanted):
-        if r.lines <= settings.max_range_lines:
-            windowed.append(r)
+    pieces: list[LineRange] = []
+    cut: list[LineRange] = []
+    for w in wanted:  # each oversize span on its own: the smaller spans inside it are still sent whole
+        if w.range.lines <= settings.max_range_lines:
+            pieces.append(w.range)
             continue
-        head = LineRange(r.start, r.start + settings.window_head_lines - 1)
-        tail = [LineRange(r.end - settings.window_tail_lines + 1, r.end)] if settings.window_tail_lines else []
-        windowed += [head, *tail]
-        elided_at.setdefault(TrimSite.WINDOW, []).extend(subtract([r], [head, *tail]))
+        head = LineRange(w.range.start, w.range.start + settings.window_head_lines - 1)
+        tail = [LineRange(w.range.end - settings.window_tail_lines + 1, w.range.end)] if settings.window_tail_lines else []
+        pieces += [head, *tail]
+        cut += subtract([w.range], [head, *tail])
+    windowed = merge(pieces)
+    elided_at: dict[TrimSite, list[LineRange]] = {}
+    if cut := subtract(cut, windowed):
+        elided_at[TrimSite.WINDOW] = cut
     back = subtract(windowed, subtract(windowed, shown_before))  # the planned lines already sent above
     new = subtract(windowed, shown_before)
     if back:

@@ -14,13 +14,11 @@ import json
 import sys
 from pathlib import Path
 
-from experiments.repeatability import _without_clock
+from metrics.comparator import what_was_found
 
 
 def _comparable(path: Path) -> dict:
-    data = _without_clock(json.loads(path.read_text(encoding="utf-8")))
-    data.pop("provenance", None)
-    return data
+    return what_was_found(json.loads(path.read_text(encoding="utf-8")), keep_code=False, keep_address=False)
 
 
 def _first_difference(a, b, where="") -> str:

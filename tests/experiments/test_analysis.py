@@ -119,12 +119,17 @@ def test_repeatability_needs_repeats(store, capsys):
     assert "single repeat" in capsys.readouterr().err
 
 
-def test_stability_detects_a_changed_localization_but_not_a_changed_clock():
+def test_stability_detects_a_changed_localization_but_not_a_changed_clock_or_checkout():
+    code = {"source_blake3": "c" * 64, "git_revision": "abc", "dirty": False}
     base = {"files": [{"path": "a.py", "evidence": [{"start_line": 1, "end_line": 4}]}],
-            "cost": {"elapsed_ms": 5.0, "model_calls": 2, "physical": {"model_calls": 2}}}
+            "cost": {"elapsed_ms": 5.0, "model_calls": 2, "physical": {"model_calls": 2}},
+            "provenance": {"code": code, "run_key": "k"}}
     slower = base | {"cost": {"elapsed_ms": 9.0, "model_calls": 2, "physical": {"model_calls": 0}}}
+    committed = base | {"provenance": {"code": code | {"git_revision": "def", "dirty": True}, "run_key": "k"}}
     moved = base | {"files": [{"path": "a.py", "evidence": [{"start_line": 2, "end_line": 4}]}]}
-    assert repeatability.stability([base, slower])["identical"] == 1.0
+    other_code = base | {"provenance": {"code": code | {"source_blake3": "d" * 64}, "run_key": "k"}}
+    assert repeatability.stability([base, slower, committed])["identical"] == 1.0
+    assert repeatability.stability([base, other_code])["identical"] == 0.0
     changed = repeatability.stability([base, moved])
     assert changed["identical"] == 0.0 and changed["file_jaccard"] == 1.0
     assert changed["evidence_line_jaccard"] == pytest.approx(3 / 4)

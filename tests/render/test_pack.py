@@ -148,3 +148,11 @@ def test_settings_that_leave_no_room_are_refused():
         RenderSettings(**{**YAML.model_dump(), "cap_tokens": 100, "epilogue_floor_tokens": 400})
     with pytest.raises(ValueError, match="window_head_lines"):
         RenderSettings(**{**YAML.model_dump(), "max_range_lines": 10})
+
+
+def test_a_window_keeps_the_smaller_wanted_spans_inside_the_oversize_one():
+    result = _result(_file("pkg/big.py", (4, SPINE_END + 5), (450, 455)))  # the whole class, and 6 lines deep inside
+    measured, _ = _both(result)
+    sent = sent_lines(measured.text)["pkg/big.py"]
+    assert set(range(450, 456)) <= sent and 400 not in sent
+    assert "elided (range windowed)" in measured.text and measured.trimmed_files == ["pkg/big.py"]

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 
@@ -178,6 +179,16 @@ def _publish(staging: Path, final: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+_BUILD_LOCKS: dict[Path, threading.Lock] = {}
+_BUILD_LOCKS_GUARD = threading.Lock()
+
+
+def _building(final: Path) -> threading.Lock:
+    """One lock per subject in this process (processes are already safe: staging + atomic publish)."""
+    with _BUILD_LOCKS_GUARD:
+        return _BUILD_LOCKS.setdefault(final, threading.Lock())
+
+
 class SubjectStore:
     _verified: set[Path] = set()  # cached trees checked against their digest in this process
 
@@ -200,6 +211,10 @@ class SubjectStore:
 
     def _cached(self, spec: PypiSubject | GitSubject, what: str, build) -> Path:
         final = self.cache_dir / "subjects" / spec.kind / _spec_key(spec)
+        with _building(final):  # concurrent tasks of one job fetch a shared subject once
+            return self._cached_locked(spec, what, build, final)
+
+    def _cached_locked(self, spec: PypiSubject | GitSubject, what: str, build, final: Path) -> Path:
         tree = final / "tree"
         if (final / _MARKER).is_file():
             if not (final / _TREE_DIGEST).is_file():  # cached by an older loclab: nothing to check it against

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from metrics.aggregate import REPEAT_REDUCTION, per_task_values
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+_SHORT_ID = re.compile(r"^[0-9a-f]{6,31}$")
 REQUIRED_COLUMNS = ("task_id", "repository", "split", "repeat", "status")
 
 
@@ -59,6 +61,8 @@ def analysis_parser(module: str, doc: str) -> argparse.ArgumentParser:
     parser.add_argument("--db", help="MLflow SQLite file (default: as the runner: MLFLOW_TRACKING_URI, "
                                      "LOCLAB_MLFLOW_DB, else runs/mlflow.db)")
     parser.add_argument("--out", help="report folder (default runs/reports/<command>-<time>)")
+    parser.add_argument("--format", type=TableFormat, choices=list(TableFormat), default=TableFormat.TABLE,
+                        help="how tables print: table (terminal), markdown or latex")
     return parser
 
 
@@ -82,27 +86,36 @@ def experiment_id(client: MlflowClient, name: str) -> str:
     return experiment.experiment_id
 
 
-def find_runs(client: MlflowClient, experiment: str, selector: str) -> list[Run]:
-    """A run id, a run name, or an MLflow filter string (`filter:params.x = '1'`); job runs only."""
+def find_runs(client: MlflowClient, experiment: str, selector: str, kind: str = "job") -> list[Run]:
+    """A run id, a short id (its first 6+ characters), a run name, or an MLflow filter string
+    (`filter:params.x = '1'`); finished runs of `kind` (job, or sweep for a sweep's parent) only."""
     exp_id = experiment_id(client, experiment)
     if _RUN_ID.match(selector):
         try:
             return [client.get_run(selector)]
         except mlflow.exceptions.MlflowException:
             raise AnalysisError(f"no run with id {selector} in {experiment!r}'s store") from None
-    jobs = "tags.`loclab.kind` = 'job' and attributes.status = 'FINISHED'"
+    of_kind = f"tags.`loclab.kind` = '{kind}' and attributes.status = 'FINISHED'"
+    if _SHORT_ID.match(selector):
+        prefixed = [r for r in client.search_runs([exp_id], filter_string=of_kind, max_results=50000)
+                    if r.info.run_id.startswith(selector)]
+        if len(prefixed) > 1:
+            raise AnalysisError(f"the short id {selector!r} matches {len(prefixed)} {kind} runs "
+                                f"({', '.join(r.info.run_id for r in prefixed[:4])}, …): give more characters")
+        if prefixed:
+            return prefixed
     if selector.startswith("filter:"):
-        query = f"{jobs} and {selector[len('filter:'):]}"
+        query = f"{of_kind} and {selector[len('filter:'):]}"
     else:
-        query = f"{jobs} and attributes.run_name = '{selector}'"
+        query = f"{of_kind} and attributes.run_name = '{selector}'"
     runs = client.search_runs([exp_id], filter_string=query, max_results=5000, order_by=["attributes.start_time DESC"])
     if not runs:
-        raise AnalysisError(f"no finished job run matches {selector!r} in {experiment!r}")
+        raise AnalysisError(f"no finished {kind} run matches {selector!r} in {experiment!r}")
     if selector.startswith("filter:"):
         return runs
     if len(runs) > 1:
         others = ", ".join(r.info.run_id for r in runs[1:6]) + (", …" if len(runs) > 6 else "")
-        print(f"warning: the name {selector!r} matches {len(runs)} finished job runs; using the latest "
+        print(f"warning: the name {selector!r} matches {len(runs)} finished {kind} runs; using the latest "
               f"({runs[0].info.run_id}); pass a run id to choose another ({others})", file=sys.stderr)
     return runs[:1]
 
@@ -176,26 +189,73 @@ def describe_reduction(arms: list[Arm], shared: pd.Index) -> str:
     return text + (f"; tasks not shared by every run left out ({', '.join(dropped)})" if dropped else "")
 
 
-def print_table(title: str, frame: pd.DataFrame, console: Console | None = None, floatfmt: str = "{:.4g}") -> None:
-    table = Table(title=escape(title))
+class TableFormat(StrEnum):
+    TABLE = "table"  # rich, for the terminal
+    MARKDOWN = "markdown"
+    LATEX = "latex"
+
+
+def _cell(value: Any, floatfmt: str) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "—"
+    return floatfmt.format(value) if isinstance(value, float) else str(value)
+
+
+def table_text(title: str, frame: pd.DataFrame, fmt: TableFormat, floatfmt: str = "{:.4g}") -> str:
+    """A table as Markdown (a PR or a note) or LaTeX (booktabs, for a paper), with its title."""
     frame = frame.reset_index() if any(name is not None for name in frame.index.names) else frame
-    for column in frame.columns:
+    cells = [[_cell(v, floatfmt) for v in row] for _, row in frame.iterrows()]
+    columns = [str(c) for c in frame.columns]
+    if fmt == TableFormat.MARKDOWN:
+        lines = [f"**{title}**", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+        return "\n".join(lines) + "\n"
+
+    def tex(text: str) -> str:
+        return re.sub(r"([&%$#_{}])", r"\\\1", text).replace("—", "--")
+
+    lines = [f"% {title}", f"\\begin{{tabular}}{{l{'r' * (len(columns) - 1)}}}", "\\toprule",
+             " & ".join(tex(c) for c in columns) + " \\\\", "\\midrule"]
+    lines += [" & ".join(tex(c) for c in row) + " \\\\" for row in cells]
+    return "\n".join(lines + ["\\bottomrule", "\\end{tabular}"]) + "\n"
+
+
+def print_table(title: str, frame: pd.DataFrame, fmt: TableFormat = TableFormat.TABLE, console: Console | None = None,
+                floatfmt: str = "{:.4g}") -> None:
+    """A table on stdout: rich for the terminal, or Markdown / LaTeX to paste (`--format`)."""
+    if fmt != TableFormat.TABLE:
+        print("\n" + table_text(title, frame, fmt, floatfmt))
+        return
+    flat = frame.reset_index() if any(name is not None for name in frame.index.names) else frame
+    table = Table(title=escape(title))
+    for column in flat.columns:
         table.add_column(escape(str(column)))
-    for _, row in frame.iterrows():
-        table.add_row(*[escape("—" if (v is None or (isinstance(v, float) and v != v)) else
-                               floatfmt.format(v) if isinstance(v, float) else str(v)) for v in row])
+    for _, row in flat.iterrows():
+        table.add_row(*[escape(_cell(v, floatfmt)) for v in row])
     (console or Console(width=200)).print(table)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def artifact_name(name: str) -> str:
+    """A file name the MLflow UI can serve: it answers HTTP 400 "Invalid path" for `@`, `#`, spaces
+    and the like, so every other character becomes `_` (`difference_bm25@demo#6bd9d8` ->
+    `difference_bm25_demo_6bd9d8`)."""
+    return _UNSAFE.sub("_", name).strip("_") or "unnamed"
 
 
 def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], figures: dict[str, Any],
                  tags: dict[str, str], out_dir: str | Path | None, params: dict[str, Any] | None = None) -> Path:
-    """Tables (CSV) and figures (PNG) to a folder and to an MLflow report run."""
+    """Tables (CSV, Markdown, LaTeX) and figures (PNG) to a folder and to an MLflow report run."""
     folder = Path(out_dir) if out_dir else PROJECT_ROOT / "runs" / "reports" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
-        frame.to_csv(folder / f"{name}.csv")
+        frame.to_csv(folder / f"{artifact_name(name)}.csv")
+        for fmt, suffix in ((TableFormat.MARKDOWN, "md"), (TableFormat.LATEX, "tex")):
+            (folder / f"{artifact_name(name)}.{suffix}").write_text(table_text(name, frame, fmt), encoding="utf-8")
     for name, figure in figures.items():
-        figure.savefig(folder / f"{name}.png", dpi=120, bbox_inches="tight")
+        figure.savefig(folder / f"{artifact_name(name)}.png", dpi=120, bbox_inches="tight")
     mlflow.set_experiment(experiment)
     with mlflow.start_run(run_name=f"{kind} report", tags={"loclab.kind": "report", "loclab.report": kind, **tags}):
         if params:

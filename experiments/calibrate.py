@@ -75,7 +75,7 @@ def curves(frame: pd.DataFrame, params: list[str], quality: str, cost: str, spli
 def main(argv: list[str] | None = None) -> int:
     parser = analysis_parser("calibrate", __doc__)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--sweep", help="parent run id of a multirun sweep")
+    source.add_argument("--sweep", help="a multirun sweep's parent run: id, short id or name")
     source.add_argument("--runs", nargs="+", help="run ids / names / 'filter:<MLflow filter>'")
     parser.add_argument("--param", action="append", required=True, help="swept parameter (once or twice)")
     parser.add_argument("--quality", default="file_recall")
@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("calibrate takes one or two --param")
     try:
         client = open_store(args)
-        runs = children(client, args.sweep) if args.sweep else [r for s in args.runs for r in find_runs(client, args.experiment, s)]
+        runs = (children(client, find_runs(client, args.experiment, args.sweep, kind="sweep")[0].info.run_id) if args.sweep
+                else [r for s in args.runs for r in find_runs(client, args.experiment, s)])
         runs = latest_per_setting(runs)
         if not runs:
             raise AnalysisError("no job runs to calibrate over")
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     print(describe_reduction(arms, shared))
     chosen = recommend(frame, args.quality, args.cost, args.choose_split, args.budget)
     frame["recommended"] = [index == chosen for index in frame.index]
-    print_table(f"calibration over {', '.join(args.param)} (choose on {args.choose_split}, report on {args.report_split})", frame)
+    print_table(f"calibration over {', '.join(args.param)} (choose on {args.choose_split}, report on {args.report_split})", frame, args.format)
     rule = f"max {args.quality} on {args.choose_split} subject to mean {args.cost} <= {args.budget}" if args.budget \
         else f"max {args.quality} on {args.choose_split}"
     if chosen is None:

@@ -100,11 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         other_tasks = task_values(other).loc[shared]
         name = f"{base.label} vs {other.label}"
         table = compare_frames(base_tasks, other_tasks, list(QUALITY + COST))
-        print_table(f"{name} — {len(shared)} shared tasks (diff = other − base; CI clusters repositories)", table)
+        print_table(f"{name} — {len(shared)} shared tasks (diff = other − base; CI clusters repositories)", table, args.format)
         wlt = win_loss_tie(base_tasks, other_tasks, list(QUALITY[:6]))
         counts = wlt.apply(lambda col: col.value_counts()).fillna(0).astype(int).T
         counts.index.name = "metric"
-        print_table(f"{name} — per-task win/loss/tie of {other.label}", counts)
+        print_table(f"{name} — per-task win/loss/tie of {other.label}", counts, args.format)
         key = other.label.replace("/", "_")
         tables[f"compare_{key}"] = table
         tables[f"per_task_{key}"] = wlt

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     reduction = describe_reduction(arms, shared)
     print(reduction)
     frame = run_table(arms, args.quality, args.cost, shared, args.split, describe_setting)
-    print_table(f"Pareto: {args.quality} vs {args.cost} ({len(frame)} runs)", frame)
+    print_table(f"Pareto: {args.quality} vs {args.cost} ({len(frame)} runs)", frame, args.format)
     figure = scatter(frame, args.quality, args.cost, f"{args.experiment}: {args.quality} vs {args.cost}")
     folder = write_report("pareto", args.experiment, {"pareto": frame}, {"pareto": figure},
                           {"loclab.quality": args.quality, "loclab.cost": args.cost, "loclab.manifest_blake3": manifest,

@@ -6,9 +6,12 @@ Localization and scoring are separate steps: a saved result is reused unless `fo
 
 from __future__ import annotations
 
+import time
 import traceback
 import warnings
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
@@ -39,6 +42,30 @@ RESULT_FILE = "localization-result.json"
 TRACE_FILE = "trace.jsonl"
 
 
+class HarnessStage(StrEnum):
+    """Where a job's wall time goes: the locator's own work, and loclab's around it."""
+
+    SUBJECT = "subject"  # materialize and verify the subject, check the gold against it
+    LOCALIZE = "localize"  # the locator (0 for a reused result)
+    RENDER = "render"
+    SCORE = "score"
+
+
+class StageClock:
+    """Wall time per stage of one task: `with clock(HarnessStage.SCORE): ...`."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage: HarnessStage):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage.value] = self.seconds.get(stage.value, 0.0) + time.perf_counter() - started
+
+
 class NoSavedResultError(FileNotFoundError):
     pass
 
@@ -61,6 +88,7 @@ class TaskOutcome:
     produced_at: str | None = None  # git revision (+"-dirty") of the code that produced the result
     code_identity: str | None = None  # source hash of that code
     pack_text: str | None = None  # the result rendered as the agent's context pack
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time per HarnessStage
 
 
 class Job:
@@ -115,30 +143,36 @@ class Job:
         out_dir = self.results_dir / row.task.id / f"r{repeat}"
         result_path = out_dir / RESULT_FILE
         reused = False
+        clock = StageClock()
         try:
-            repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id))
-            check_gold(row.gold, _line_count_in(repo), what=row.task.id)
+            with clock(HarnessStage.SUBJECT):
+                repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id))
+                check_gold(row.gold, _line_count_in(repo), what=row.task.id)
             saved = self._saved(result_path, localize_missing)
             if saved is not None:
                 result, reused = saved, True
             elif localize_missing:
-                result = self._localize(row, repo, out_dir)
+                with clock(HarnessStage.LOCALIZE):
+                    result = self._localize(row, repo, out_dir)
             else:
                 raise NoSavedResultError(f"{row.task.id}: no saved result at {result_path}; run experiments.run first")
             if result.task != row.task.id or result.subject != row.task.subject:
                 raise ValueError(f"{result_path}: result is for {result.task}@{result.subject}, not {row.task.id}")
             source_of = source_reader(repo.root)
-            pack = render_pack(result, source_of, self.render)  # the saved result, never re-localized
-            scores = score_task(result, row.gold, source_of, pack)
+            with clock(HarnessStage.RENDER):
+                pack = render_pack(result, source_of, self.render)  # the saved result, never re-localized
+            with clock(HarnessStage.SCORE):
+                scores = score_task(result, row.gold, source_of, pack)
         except Exception as exc:  # noqa: BLE001 - a task failure is recorded, the sweep goes on
             detail = redact("".join(traceback.format_exception_only(type(exc), exc)).strip())
             out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "error.txt").write_text(redact(traceback.format_exc()), encoding="utf-8")
-            return TaskOutcome(row.task.id, *_origin(row), repeat, "failed", reused, out_dir, {}, detail)
+            return TaskOutcome(row.task.id, *_origin(row), repeat, "failed", reused, out_dir, {}, detail,
+                               seconds=clock.seconds)
         code = result.provenance.code
         return TaskOutcome(row.task.id, *_origin(row), repeat, "ok", reused, out_dir, scores,
                            produced_at=code.git_revision + ("-dirty" if code.dirty else ""),
-                           code_identity=code.source_blake3, pack_text=pack.text)
+                           code_identity=code.source_blake3, pack_text=pack.text, seconds=clock.seconds)
 
     def _saved(self, path: Path, localize_missing: bool) -> LocalizationResult | None:
         """The result saved at this address, if it may be reused. An unreadable one is rebuilt

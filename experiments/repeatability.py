@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     identity = arm.tags.get("loclab.system_one_identity", "")
     deterministic = identity.startswith(_DETERMINISTIC_BACKENDS)
     all_identical = bool(per_task["identical"].all())
-    print_table(f"repeatability of {arm.label} ({summary.repeats.max()} repeats)", summary)
+    print_table(f"repeatability of {arm.label} ({summary.repeats.max()} repeats)", summary, args.format)
     print(f"file-set Jaccard between repeats: mean {per_task.file_jaccard.mean():.4f}, min {per_task.file_jaccard.min():.4f}")
     print(f"evidence-line Jaccard between repeats: mean {per_task.evidence_line_jaccard.mean():.4f}, "
           f"min {per_task.evidence_line_jaccard.min():.4f}")

@@ -52,4 +52,60 @@ def print_summary(title: str, aggregate: pd.DataFrame, counts: dict[str, int], c
         ci = f"[{_fmt(row.ci95_low)}, {_fmt(row.ci95_high)}]" if row.ci95_low is not None else "—"
         table.add_row(name, _fmt(row["mean"]), ci, str(int(row.n)))
     console.print(table)
-    console.print(", ".join(f"{k}: {v}" for k, v in counts.items()))
+    console.print("tasks: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+
+
+# What a job's run page leads with: its headline quality (each in [0, 1]) and cost per task.
+HEADLINE_QUALITY = ("file_acc_all@1", "file_acc_all@5", "file_recall", "line_recall", "line_precision",
+                    "pack_line_recall")
+HEADLINE_COST = ("model_calls", "input_tokens", "source_lines_read", "rendered_tokens", "elapsed_ms")
+
+
+def _headline(aggregate: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
+    return aggregate.loc[[n for n in names if n in aggregate.index and aggregate.loc[n, "mean"] == aggregate.loc[n, "mean"]]]
+
+
+def headline_figure(title: str, aggregate: pd.DataFrame):
+    """Two panels: quality means with their 95 % CIs, and cost per task (log scale) with theirs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (quality, cost) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1.2, 1]})
+    for axis, frame, label in ((quality, _headline(aggregate, HEADLINE_QUALITY), "mean over tasks (95% CI)"),
+                               (cost, _headline(aggregate, HEADLINE_COST), "per task (95% CI, log scale)")):
+        means = frame["mean"].astype(float)
+        low = (means - frame["ci95_low"].astype(float)).clip(lower=0).fillna(0)
+        high = (frame["ci95_high"].astype(float) - means).clip(lower=0).fillna(0)
+        axis.barh(range(len(frame)), means, xerr=[low, high], color="#4c72b0", capsize=3)
+        axis.set_yticks(range(len(frame)), list(frame.index))
+        axis.invert_yaxis()
+        axis.set_xlabel(label)
+        for i, value in enumerate(means):
+            axis.annotate(_fmt(value), (value, i), xytext=(4, -10), textcoords="offset points", fontsize=8)
+    quality.set_xlim(0, 1.05)
+    if len(_headline(aggregate, HEADLINE_COST)) and (_headline(aggregate, HEADLINE_COST)["mean"] > 0).all():
+        cost.set_xscale("log")
+    figure.suptitle(title)
+    figure.tight_layout()
+    return figure
+
+
+def job_description(title: str, aggregate: pd.DataFrame, counts: dict[str, int], overrides: list[str],
+                    run_id: str) -> str:
+    """The run's description (`mlflow.note.content`, Markdown): what the job was and what it found."""
+    def value(name: str) -> str:
+        if name not in aggregate.index:
+            return "—"
+        row = aggregate.loc[name]
+        ci = f" [{_fmt(row.ci95_low)}, {_fmt(row.ci95_high)}]" if row.ci95_low == row.ci95_low else ""
+        return f"**{_fmt(row['mean'])}**{ci}"
+
+    lines = [f"**{title}**", "",
+             "tasks: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + (
+                 f"; overrides `{' '.join(overrides)}`" if overrides else ""), "",
+             " · ".join(f"{name} {value(name)}" for name in HEADLINE_QUALITY if name in aggregate.index), "",
+             "per task: " + " · ".join(f"{name} {value(name)}" for name in HEADLINE_COST if name in aggregate.index), "",
+             f"Per-task rows: the `per_task` table; packs: `context_packs/`; replay: `python -m experiments.replay {run_id}`."]
+    return "\n".join(lines)

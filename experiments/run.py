@@ -8,15 +8,18 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
 import time
 import traceback
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 
 import hydra
+import matplotlib.pyplot as plt
 import mlflow
 import pandas as pd
 from hydra.core.hydra_config import HydraConfig
@@ -27,12 +30,14 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from experiments.identity import code_identity
+from experiments.mlflow_traces import log_task_trace
 from experiments.paths import git_revision, register_resolvers
-from experiments.pipeline import RESULT_FILE, TRACE_FILE, Job
-from experiments.report import per_task_frame, print_summary
+from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job
+from experiments.report import headline_figure, job_description, per_task_frame, print_summary
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
-    PARENT_RUN_ENV, PARENT_TAG, close_stale_runs, ensure_experiment, finished_job, flatten, mlflow_key, tracking_uri,
+    PARENT_RUN_ENV, PARENT_TAG, close_stale_runs, ensure_experiment, finished_job, flatten, job_run_name, metric_key,
+    ci_key, ui_command,
 )
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact
@@ -44,7 +49,7 @@ from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
 register_resolvers()
 
 PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "repeats", "force", "limit", "tasks", "split",
-                "allow_failed_tasks")
+                "allow_failed_tasks", "concurrency")
 EXIT_TASKS_FAILED = 3
 DECISIONS_ARTIFACT = "decisions.jsonl"  # the System One answers the run used (`experiments.replay`)
 HYDRA_ARTIFACTS = "hydra"  # the job's .hydra/: composed config, overrides, Hydra's own config
@@ -65,7 +70,7 @@ class TasksFailedError(RuntimeError):
 
 
 def _log_metrics(scores: dict[str, float | None]) -> None:
-    mlflow.log_metrics({mlflow_key(k): v for k, v in scores.items() if v is not None})
+    mlflow.log_metrics({metric_key(k): v for k, v in scores.items() if v is not None})
 
 
 def _log_input(dataset) -> None:
@@ -107,6 +112,7 @@ def _job_key(job: Job, rows, cfg: DictConfig, stage: Stage) -> str:
 
 
 def run_job(cfg: DictConfig, stage: Stage) -> None:
+    started = time.perf_counter()
     localize_missing = stage is Stage.LOCALIZE
     choices = HydraConfig.get().runtime.choices
     locator_name = choices["locator"]
@@ -137,16 +143,19 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
             "loclab.code_identity": code_identity().source_blake3, "loclab.code_dirty": str(code_identity().dirty).lower(),
             "loclab.repeat_reduction": REPEAT_REDUCTION, "loclab.ci_method": CI_METHOD,
             "loclab.host": socket.gethostname(), "loclab.pid": str(os.getpid())}
+    overrides = list(HydraConfig.get().overrides.task)
+    tags["loclab.overrides"] = redact(" ".join(overrides))[:4000]
     if job_key is not None:
         tags["loclab.job_key"] = job_key
     if parent:
         tags[PARENT_TAG] = parent
-    with mlflow.start_run(experiment_id=experiment_id, run_name=f"{locator_name}@{cfg.dataset.name}", tags=tags):
+    run_name = redact(job_run_name(locator_name, cfg.dataset.name, overrides))[:250]
+    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=tags):
         try:
             mlflow.log_params(flatten(cfg, PARAM_GROUPS))
             if setup_error is not None:
                 raise setup_error
-            _run(cfg, job, manifest, rows, locator_name, stage, localize_missing)
+            _run(cfg, job, manifest, rows, locator_name, stage, localize_missing, started)
         except BaseException as exc:
             mlflow.set_tag("loclab.error", redact(f"{type(exc).__name__}: {exc}")[:4000])
             mlflow.log_text(redact(traceback.format_exc()), "error.txt")
@@ -155,7 +164,10 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
             raise  # otherwise the run ends FAILED
 
 
-def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: Stage, localize_missing: bool) -> None:
+def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: Stage, localize_missing: bool,
+         started: float) -> None:
+    """The job's body. Its wall time is logged by harness stage (`harness/…_s`: setup, each task
+    stage summed over tasks, logging), so loclab's own overhead is measured on every run."""
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
                      "loclab.manifest_source": redact(str(manifest.source)),
                      "loclab.system_one_identity": redact(job.system_one_identity),
@@ -166,48 +178,81 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         dataset = mlflow.data.from_pandas(pd.DataFrame({"task_id": [r.task.id for r in rows]}), source=manifest.source,
                                           name=manifest.header.name, digest=manifest.content_hash[:36])
     _log_input(dataset)
-    outcomes = []
     work = [(row, repeat) for row in rows for repeat in range(cfg.repeats)]
-    for row, repeat in tqdm(work, desc=f"{locator_name} on {cfg.dataset.name}", unit="task"):
-        outcome = job.run_task(row, repeat, localize_missing)
-        outcomes.append(outcome)
-        _log_task(outcome, stage)
-        mlflow.log_artifacts(str(outcome.result_dir), f"results/{outcome.task_id}/r{outcome.repeat}")
+    tasks_started = time.perf_counter()
+    outcomes = _run_tasks(job, work, localize_missing, cfg.concurrency.tasks, f"{locator_name} on {cfg.dataset.name}")
+    tasks_done = time.perf_counter()
+    for outcome in outcomes:  # logged in task order, whatever order they finished in
+        if cfg.tracking.task_runs:
+            _log_task(outcome, stage)
+        if cfg.tracking.traces and outcome.status == "ok" and (outcome.result_dir / TRACE_FILE).is_file():
+            log_task_trace(outcome.task_id, outcome.repeat, outcome.result_dir / TRACE_FILE)
 
     frame = per_task_frame(outcomes)
     ok = frame[frame.status == "ok"]
     summary = aggregate(ok) if len(ok) else pd.DataFrame()
-    counts = {"tasks_total": len(frame), "tasks_ok": len(ok), "tasks_failed": int((frame.status == "failed").sum()),
-              "tasks_reused": int(frame.reused.sum())}
+    counts = {"total": len(frame), "ok": len(ok), "failed": int((frame.status == "failed").sum()),
+              "reused": int(frame.reused.sum())}
     produced = sorted(set(ok.produced_at.dropna()))
     mlflow.set_tag("loclab.results_produced_at", ",".join(produced)[:4000])
-    mlflow.log_metrics(counts)
+    mlflow.log_metrics({f"tasks/{k}": v for k, v in counts.items()})
     _log_telemetry(outcomes)
     _log_record(outcomes, job)
     mlflow.log_table(frame, "per_task.json")
     mlflow.log_text(frame.to_csv(index=False), "per_task.csv")
     if len(summary):
         mlflow.log_text(summary.to_csv(), "aggregate.csv")
-        for name, row in summary.iterrows():
-            for suffix, value in (("", row["mean"]), ("_ci95_low", row.ci95_low), ("_ci95_high", row.ci95_high)):
-                if value is not None and value == value:
-                    mlflow.log_metric(mlflow_key(name) + suffix, float(value))
-        print_summary(f"{locator_name} on {cfg.dataset.name} ({manifest.content_hash[:12]})", summary, counts)
+        means = {metric_key(name): row["mean"] for name, row in summary.iterrows()}
+        bounds = {ci_key(name, bound): row[f"ci95_{bound}"] for name, row in summary.iterrows() for bound in ("low", "high")}
+        mlflow.log_metrics({k: float(v) for k, v in (means | bounds).items() if v is not None and v == v})
+        title = f"{locator_name} on {cfg.dataset.name} ({manifest.content_hash[:12]})"
+        print_summary(title, summary, counts)
+        figure = headline_figure(title, summary)
+        mlflow.log_figure(figure, "headline_metrics.png")
+        plt.close(figure)
+        mlflow.set_tag("mlflow.note.content", redact(job_description(
+            f"{locator_name} on {cfg.dataset.name}, {stage.value} (manifest {manifest.content_hash[:12]})", summary,
+            counts, [o for o in HydraConfig.get().overrides.task if not o.startswith("hydra.")],
+            mlflow.active_run().info.run_id)))
+    finished = time.perf_counter()
+    harness = {f"{stage}_s": sum(o.seconds.get(stage.value, 0.0) for o in outcomes) for stage in HarnessStage}
+    harness |= {"setup_s": tasks_started - started, "tasks_wall_s": tasks_done - tasks_started,
+                "log_s": finished - tasks_done, "job_s": finished - started}
+    harness["overhead_fraction"] = 1 - harness["localize_s"] / harness["job_s"] if harness["job_s"] else 0.0
+    mlflow.log_metrics({f"harness/{k}": v for k, v in harness.items()})
     for failed in outcomes:
         if failed.status == "failed":
             print(f"FAILED {failed.task_id}/r{failed.repeat}: {failed.error}")
-    print(f"MLflow UI: mlflow ui --backend-store-uri {redact(tracking_uri(cfg.tracking))}")
-    if counts["tasks_failed"]:
-        mlflow.set_tag("loclab.tasks_failed", str(counts["tasks_failed"]))
+    if not os.environ.get(PARENT_RUN_ENV):  # a sweep prints it once, with its summary
+        print(f"MLflow UI: {ui_command(cfg.tracking)}")
+    if counts["failed"]:
+        mlflow.set_tag("loclab.tasks_failed", str(counts["failed"]))
         if not len(ok):
             raise TasksFailedError(f"every task failed ({len(frame)}); see the per-task errors above")
         if not cfg.allow_failed_tasks:
-            raise TasksFailedError(f"{counts['tasks_failed']} of {len(frame)} tasks failed (their errors are above); "
+            raise TasksFailedError(f"{counts['failed']} of {len(frame)} tasks failed (their errors are above); "
                                    "the job is marked FAILED — allow_failed_tasks=true keeps it FINISHED")
 
 
+def _run_tasks(job: Job, work, localize_missing: bool, concurrency: int, label: str) -> list:
+    """Every (task, repeat) of the job, up to `concurrency` at once (a slow remote System One must
+    not serialize a task set); outcomes in task order, so results and logging match a serial run."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise JobConfigError(f"concurrency.tasks must be a positive number of tasks in flight, got {concurrency!r}")
+    with tqdm(total=len(work), desc=label, unit="task") as progress:
+        def one(item):
+            outcome = job.run_task(item[0], item[1], localize_missing)
+            progress.update()
+            return outcome
+
+        if concurrency == 1:
+            return [one(item) for item in work]
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="task") as pool:
+            return list(pool.map(one, work))
+
+
 def _log_telemetry(outcomes) -> None:
-    """Per-file telemetry as a table, per-job counts as metrics (e.g. reading.terminated_model_stop)."""
+    """Per-file telemetry as a table, per-job counts as metrics (e.g. reading/terminated_model_stop)."""
     results = [(o.task_id, o.repeat, LocalizationResult.read(o.result_dir / RESULT_FILE))
                for o in outcomes if o.status == "ok"]
     files = file_telemetry(results)
@@ -215,29 +260,47 @@ def _log_telemetry(outcomes) -> None:
         mlflow.log_table(files, "file_telemetry.json")
     metrics = job_telemetry(results)
     if metrics:
-        mlflow.log_metrics({mlflow_key(k): v for k, v in metrics.items()})
+        mlflow.log_metrics({metric_key(k): v for k, v in metrics.items()})
 
 
 def _log_record(outcomes, job: Job) -> None:
-    """What the job needs to be re-executed (`experiments.replay`) and what the agent would receive:
-    Hydra's saved config and overrides, the decisions every task's result was built on (read from
-    its trace, reused results included), and each task's context pack."""
+    """What the job needs to be re-executed (`experiments.replay`) and what the agent would receive,
+    uploaded as one artifact tree (one upload per job, not one per task): every task's result and
+    trace (`results/`), Hydra's saved config and overrides (`hydra/`, redacted when the job started),
+    the decisions every result was built on (`decisions.jsonl`, read from the traces, reused results
+    included) and each task's context pack (`context_packs/`)."""
     output = Path(HydraConfig.get().runtime.output_dir)
+    staging = output / "artifacts"
+    shutil.rmtree(staging, ignore_errors=True)
+    for o in outcomes:
+        if o.result_dir.is_dir():
+            _link_tree(o.result_dir, staging / "results" / o.task_id / f"r{o.repeat}")
     hydra_dir = output / str(HydraConfig.get().output_subdir or ".hydra")
     if hydra_dir.is_dir():
-        mlflow.log_artifacts(str(hydra_dir), HYDRA_ARTIFACTS)  # redacted when the job started (RedactSecrets)
+        _link_tree(hydra_dir, staging / HYDRA_ARTIFACTS)
     ok = [o for o in outcomes if o.status == "ok"]
     decisions = [d for o in ok if (o.result_dir / TRACE_FILE).is_file()
                  for d in decisions_from_trace(read_trace(o.result_dir / TRACE_FILE), job.system_one_identity,
                                                str(o.result_dir / TRACE_FILE))]
-    mlflow.log_text(write_snapshot(decisions), DECISIONS_ARTIFACT)
-    packs = output / "context_packs"
+    staging.mkdir(parents=True, exist_ok=True)
+    (staging / DECISIONS_ARTIFACT).write_text(write_snapshot(decisions), encoding="utf-8")
     for o in ok:
-        target = packs / o.task_id / f"r{o.repeat}.md"
+        target = staging / "context_packs" / o.task_id / f"r{o.repeat}.md"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(o.pack_text or "", encoding="utf-8")
-    if ok:
-        mlflow.log_artifacts(str(packs), "context_packs")
+    mlflow.log_artifacts(str(staging))
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """Hard links where the file system allows (no copy of every result), else copies."""
+    for path in source.rglob("*"):
+        if path.is_file() and not path.name.endswith(".tmp"):
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(path, destination)
+            except OSError:
+                shutil.copy2(path, destination)
 
 
 def run_or_exit(cfg: DictConfig, stage: Stage) -> None:

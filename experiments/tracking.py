@@ -21,14 +21,36 @@ from omegaconf import DictConfig, OmegaConf
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact, redact_logging, redact_std_streams, redact_value
 from locator.system_one.cache import DecisionCache
+from metrics.definitions import METRICS
 
 PARENT_RUN_ENV = "LOCLAB_MLFLOW_PARENT_RUN_ID"
 PARENT_TAG = "mlflow.parentRunId"
 
 
-def mlflow_key(metric: str) -> str:
-    """MLflow forbids '@' in keys: `file_acc_all@5` is logged as `file_acc_all_at_5`."""
-    return metric.replace("@", "_at_")
+def metric_key(name: str) -> str:
+    """The MLflow key of a loclab metric, grouped so the UI's chart view sections them: `quality/…`
+    and `cost/…` by the registry's kind, `reading/…` for reading telemetry (`reading.terminated_x`),
+    `tasks/…` for the job's task counts. MLflow keys cannot hold `@`: `file_acc_all@5` is logged as
+    `quality/file_acc_all_at_5`."""
+    flat = name.replace("@", "_at_")
+    spec = METRICS.get(name)
+    if spec is not None:
+        return f"{spec.kind.value}/{flat}"
+    group, dot, rest = flat.partition(".")
+    return f"{group}/{rest}" if dot else flat
+
+
+def ci_key(name: str, bound: str) -> str:
+    """`ci95/file_acc_all_at_5_low`: every CI bound in one chart section, away from the means."""
+    return f"ci95/{name.replace('@', '_at_')}_{bound}"
+
+
+def ui_command(tracking: DictConfig) -> str:
+    """How to look at the runs: the UI on the SQLite store, or the server's address."""
+    uri = tracking_uri(tracking)
+    if not uri.startswith("sqlite:"):
+        return f"open {redact(uri)} in a browser"
+    return f"{Path(sys.executable).parent / 'mlflow'} ui --backend-store-uri {uri}"
 
 
 def sqlite_uri(path: str | Path) -> str:
@@ -77,6 +99,43 @@ def flatten(cfg: DictConfig, keys: tuple[str, ...]) -> dict[str, Any]:
         if key in container:
             walk(key, container[key])
     return flat
+
+
+# Overrides that say where output goes, or what the run name already says, never name a run.
+_UNNAMED = ("hydra.", "hydra/", "locator=", "dataset=", "experiment=")
+
+
+def short_overrides(overrides: list[str]) -> list[str]:
+    """Hydra's override_dirname idea, short: each `key=value` with the key cut to its last dotted
+    part (`locator.reader.evidence.observation_threshold=0.6` -> `observation_threshold=0.6`),
+    lengthened until no two overrides share it; sorted; output and name-giving overrides left out."""
+    kept = sorted(o for o in overrides if "=" in o and not o.startswith(_UNNAMED))
+    keys = [o.split("=", 1)[0].lstrip("+~").split(".") for o in kept]
+    depth = [1] * len(keys)
+    while True:
+        labels = [".".join(k[-d:]) for k, d in zip(keys, depth)]
+        clashes = {i for i, label in enumerate(labels) if labels.count(label) > 1 and depth[i] < len(keys[i])}
+        if not clashes:
+            return [f"{label}={o.split('=', 1)[1]}" for label, o in zip(labels, kept)]
+        for i in clashes:
+            depth[i] += 1
+
+
+def job_run_name(locator: str, dataset: str, overrides: list[str]) -> str:
+    """`two_phase@demo observation_threshold=0.6`: what the job ran, and what tells it from its siblings."""
+    return " ".join([f"{locator}@{dataset}", *short_overrides(overrides)])
+
+
+def swept_keys(overrides: list[str], sweeper_params: dict[str, Any]) -> list[str]:
+    """The parameters a sweep varies: command-line overrides with several values, and a preset's
+    sweeper params."""
+    swept = [o.split("=", 1)[0] for o in overrides
+             if "=" in o and not o.startswith(("hydra.", "hydra/")) and _several(o.split("=", 1)[1])]
+    return sorted(set(swept) | set(sweeper_params))
+
+
+def _several(value: str) -> bool:
+    return "," in value and not value.startswith(("[", "{", "'", '"')) or value.startswith(("range(", "choice(", "glob("))
 
 
 def _process_gone(run: Run) -> bool:
@@ -170,6 +229,9 @@ class SweepParentRun(Callback):
     def __init__(self) -> None:
         self.run_id: str | None = None
         self.stopped = False
+        self.experiment = ""
+        self.ui_command = ""
+        self.swept: list[str] = []
 
     def _stop(self, signum: int, frame: Any) -> None:
         self.stopped = True
@@ -181,8 +243,18 @@ class SweepParentRun(Callback):
             DecisionCache(config.system_one.cache.path).close()  # created once, before the jobs
         client = MlflowClient()
         key = sweep_key(config)
+        overrides = list(config.hydra.overrides.task)
+        params = config.hydra.sweeper.get("params")
+        params = OmegaConf.to_container(params, resolve=False) if isinstance(params, DictConfig) else {}
+        choices = config.hydra.runtime.choices
+        preset = choices.get("experiment") if choices.get("experiment") not in (None, "null") else None
+        name = " ".join([preset or "sweep", *[o for o in overrides if not o.startswith(("hydra.", "hydra/", "experiment="))]])
         tags = {"loclab.kind": "sweep", "loclab.sweep_dir": str(config.hydra.sweep.dir), "loclab.sweep_key": key,
-                "loclab.host": socket.gethostname(), "loclab.pid": str(os.getpid())}
+                "loclab.host": socket.gethostname(), "loclab.pid": str(os.getpid()),
+                "loclab.overrides": redact(" ".join(overrides))[:4000],
+                "loclab.swept": ",".join(swept_keys(overrides, params))[:4000]}
+        if preset:
+            tags["loclab.preset"] = preset
         stopped = [r for r in _runs(client, experiment_id, f"tags.`loclab.sweep_key` = '{key}'")
                    if r.info.status == "KILLED" or (r.info.status == "RUNNING" and _process_gone(r))]
         if stopped:
@@ -192,9 +264,10 @@ class SweepParentRun(Callback):
                 client.set_tag(self.run_id, name, value)
             print(f"resuming stopped sweep run {self.run_id}: jobs that finished are not run again")
         else:
-            self.run_id = client.create_run(experiment_id, run_name=f"sweep-{Path(config.hydra.sweep.dir).name}",
-                                            tags=tags).info.run_id
+            self.run_id = client.create_run(experiment_id, run_name=redact(name)[:250], tags=tags).info.run_id
         os.environ[PARENT_RUN_ENV] = self.run_id
+        self.experiment, self.swept = str(config.tracking.experiment), swept_keys(overrides, params)
+        self.ui_command = ui_command(config.tracking)
         atexit.register(self._close, aborted=True)
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._stop)
@@ -213,9 +286,15 @@ class SweepParentRun(Callback):
         for child in children:
             latest.setdefault(child.data.tags.get("loclab.job_key", child.info.run_id), child)
         failed = [c for c in latest.values() if c.info.status != RunStatus.to_string(RunStatus.FINISHED)]
-        client.log_metric(self.run_id, "jobs_total", len(latest))
-        client.log_metric(self.run_id, "jobs_failed", len(failed))
+        client.log_metric(self.run_id, "jobs/total", len(latest))
+        client.log_metric(self.run_id, "jobs/failed", len(failed))
         status = "KILLED" if self.stopped else "FAILED" if aborted or failed or not latest else "FINISHED"
         client.set_terminated(self.run_id, status=status)
+        if latest:
+            from experiments.sweep_summary import print_sweep_summary  # imports this module
+
+            jobs = [c for c in latest.values() if c.data.tags.get("loclab.kind") == "job"]
+            params = [k for k in self.swept if all(k in j.data.params for j in jobs)]
+            print_sweep_summary(client.get_run(self.run_id), jobs, self.experiment, self.ui_command, params)
         os.environ.pop(PARENT_RUN_ENV, None)
         self.run_id = None

@@ -43,6 +43,20 @@ PACK = "tests/render/test_pack.py"
 REPLAY = "tests/experiments/test_replay.py"
 
 MUTATIONS = [
+    # --- MLflow the way its users expect (issue 14, first part)
+    Mutation("report artifact names keep unsafe characters", "experiments/analysis.py",
+             '    return _UNSAFE.sub("_", name).strip("_") or "unnamed"', "    return name",
+             (f"{ANALYSIS}::test_compare_paired_report",)),
+    Mutation("concurrent tasks logged in another order", "experiments/run.py",
+             "            return list(pool.map(one, work))", "            return list(reversed(list(pool.map(one, work))))",
+             ("tests/experiments/test_run.py::test_tasks_in_flight_at_once_give_the_serial_run_s_results_and_logging",)),
+    Mutation("jobs named without their overrides", "experiments/tracking.py",
+             '    return " ".join([f"{locator}@{dataset}", *short_overrides(overrides)])', '    return f"{locator}@{dataset}"',
+             ("tests/experiments/test_tracking.py::test_jobs_are_named_by_the_overrides_that_tell_them_apart",
+              "tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children")),
+    Mutation("metric keys not grouped for the UI", "experiments/tracking.py",
+             '        return f"{spec.kind.value}/{flat}"', "        return flat",
+             ("tests/experiments/test_tracking.py::test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign",)),
     # --- seed 002's context pack and exact replay (issue 13)
     Mutation("derived completeness replaced by the trim flags", "render/pack.py",
              "trimmed = list(dict.fromkeys(s.path for s, _ in sections if elided[id(s)]))",

@@ -3,6 +3,8 @@ then the analysis commands read them back."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -65,7 +67,9 @@ def test_compare_paired_report(store, capsys):
     [plot] = list((store.root / "report").glob("difference_*.png"))
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 5000
     reports = store.runs("loclab-local", "tags.`loclab.kind` = 'report'")
-    assert any(r.data.tags["loclab.report"] == "compare" for r in reports)
+    [report] = [r for r in reports if r.data.tags["loclab.report"] == "compare"]
+    names = [a.path for a in store.client().list_artifacts(report.info.run_id)]
+    assert names and all(re.fullmatch(r"[A-Za-z0-9._-]+", n) for n in names)  # the MLflow UI serves only these
 
 
 def test_compare_refuses_different_task_sets(store):

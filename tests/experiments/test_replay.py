@@ -110,13 +110,13 @@ def test_the_render_stage_sweeps_the_cap_on_saved_results(recorded):
     proc = ws.run("experiments.render", "locator=two_phase", "render.cap_tokens=600,25000", *data, multirun=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     renders = [r for r in ws.jobs("loclab-demo") if r.data.tags["loclab.stage"] == "render"]
-    assert len(renders) == 2 and all(r.data.metrics["tasks_reused"] == 2 for r in renders)
+    assert len(renders) == 2 and all(r.data.metrics["tasks/reused"] == 2 for r in renders)
     by_cap = {r.data.params["render.cap_tokens"]: r for r in renders}
     small, full = by_cap["600"].data.metrics, by_cap["25000"].data.metrics
-    assert small["rendered_tokens"] <= 600 and small["rendered_tokens"] < full["rendered_tokens"]
-    assert small["wanted_lines_sent"] < full["wanted_lines_sent"] == full["wanted_lines"]
-    assert small["trimmed_notes"] > 0 and full["claims_complete"] == 1
-    assert all(r.data.metrics["over_cap"] == 0 and r.data.metrics["false_complete_claims"] == 0 for r in renders)
+    assert small["cost/rendered_tokens"] <= 600 and small["cost/rendered_tokens"] < full["cost/rendered_tokens"]
+    assert small["cost/wanted_lines_sent"] < full["cost/wanted_lines_sent"] == full["cost/wanted_lines"]
+    assert small["quality/trimmed_notes"] > 0 and full["quality/claims_complete"] == 1
+    assert all(r.data.metrics["cost/over_cap"] == 0 and r.data.metrics["quality/false_complete_claims"] == 0 for r in renders)
     table = pd.read_csv(ws.client().download_artifacts(by_cap["600"].info.run_id, "per_task.csv", str(ws.root)))
     assert {"claims_complete", "trimmed_notes", "wanted_lines_sent", "pointer_entries"} <= set(table.columns)
     packs = {a.path for a in ws.client().list_artifacts(by_cap["600"].info.run_id, "context_packs/demo-itsdangerous-001")}

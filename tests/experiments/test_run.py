@@ -9,6 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 
+from metrics.comparator import what_was_found
 from tests.experiments.cli import Workspace, tampered_manifest
 
 pytestmark = pytest.mark.network
@@ -25,12 +26,12 @@ def ws(tmp_path, subject_cache):
 
 
 def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
-    proc = _ok(ws.run("experiments.run", "locator=two_phase", "limit=2"))
+    proc = _ok(ws.run("experiments.run", "locator=two_phase", "limit=2", "tracking.task_runs=true"))
     assert "file_acc_all@5" in proc.stdout and "mlflow ui --backend-store-uri sqlite:///" in proc.stdout
     [job] = ws.jobs()
     assert job.info.status == "FINISHED"
-    assert job.data.metrics["tasks_ok"] == 2 and "file_acc_all_at_5" in job.data.metrics
-    assert "file_recall_ci95_low" in job.data.metrics and job.data.metrics["model_calls"] > 0
+    assert job.data.metrics["tasks/ok"] == 2 and "quality/file_acc_all_at_5" in job.data.metrics
+    assert "ci95/file_recall_low" in job.data.metrics and job.data.metrics["cost/model_calls"] > 0
     assert len(job.data.tags["loclab.manifest_blake3"]) == 64
     assert job.data.params["locator.discovery.file_threshold"] == "0.5"
     assert job.data.params["locator.reader.schedule._target_"] == "locator.reading.schedule.BatchSchedule"
@@ -39,7 +40,15 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     tasks = ws.runs(filter_string=f"tags.`mlflow.parentRunId` = '{job.info.run_id}'")
     assert len(tasks) == 2 and all(t.info.status == "FINISHED" for t in tasks)
     artifacts = {a.path for a in ws.client().list_artifacts(job.info.run_id)}
-    assert {"per_task.csv", "aggregate.csv", "results"} <= artifacts
+    assert {"per_task.csv", "aggregate.csv", "results", "headline_metrics.png"} <= artifacts
+    note = job.data.tags["mlflow.note.content"]  # the run's description in the UI
+    assert note.startswith("**two_phase on demo, localize+score") and "file_acc_all@5 **" in note
+    assert job.info.run_name == "two_phase@demo limit=2 task_runs=true"
+    traces = ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)
+    assert len(traces) == 2  # one per task: a span per System One request, with its answers and tokens
+    requests = [s for t in traces for s in t.data.spans if s.name == "system_one.request"]
+    assert len(requests) == job.data.metrics["cost/model_calls"] * 2
+    assert all("questions" in s.inputs and "answers" in s.outputs for s in requests)
     results = list((ws.root / "results").rglob("localization-result.json"))
     assert len(results) == 2 and all((r.parent / "trace.jsonl").is_file() for r in results)
 
@@ -55,8 +64,8 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
         result.write_text(json.dumps(data))
     _ok(ws.run("experiments.run", "locator=two_phase", "limit=2"))
     rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
-    assert rerun.data.metrics["tasks_reused"] == 2
-    assert rerun.data.metrics["file_recall"] == job.data.metrics["file_recall"]
+    assert rerun.data.metrics["tasks/reused"] == 2
+    assert rerun.data.metrics["quality/file_recall"] == job.data.metrics["quality/file_recall"]
     table = pd.read_csv(ws.client().download_artifacts(rerun.info.run_id, "per_task.csv", str(ws.root)))
     assert set(table.produced_at) == {"0ld0ld"} and table.reused.all()
     assert rerun.data.tags["loclab.results_produced_at"] == "0ld0ld"
@@ -65,16 +74,27 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     _ok(ws.run("experiments.score", "locator=two_phase", "limit=2"))
     rescored = max(ws.jobs(), key=lambda r: r.info.start_time)
     assert rescored.data.tags["loclab.stage"] == "score"
-    assert rescored.data.metrics["file_recall"] == job.data.metrics["file_recall"]
+    assert rescored.data.metrics["quality/file_recall"] == job.data.metrics["quality/file_recall"]
 
 
 def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
-    _ok(ws.run("experiments.run", "locator=bm25,two_phase", "limit=1", multirun=True))
+    proc = _ok(ws.run("experiments.run", "locator=bm25,two_phase", "limit=1,2", multirun=True))
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     children = ws.jobs()
-    assert parent.info.status == "FINISHED" and parent.data.metrics["jobs_total"] == 2
+    assert parent.info.status == "FINISHED" and parent.data.metrics["jobs/total"] == 4
     assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parent.info.run_id}
     assert {c.data.tags["loclab.locator"] for c in children} == {"bm25", "two_phase"}
+    # named for what they ran: the swept values, not one name for every job
+    assert parent.info.run_name == "sweep locator=bm25,two_phase limit=1,2"
+    assert parent.data.tags["loclab.swept"] == "limit,locator"
+    names = sorted(c.info.run_name for c in children)
+    assert names == ["bm25@demo limit=1", "bm25@demo limit=2", "two_phase@demo limit=1", "two_phase@demo limit=2"]
+    assert all(c.data.tags["loclab.overrides"].startswith("locator=") for c in children)
+    assert not ws.runs(filter_string="tags.`loclab.kind` = 'task'")  # per-task rows live in the job's table
+    # the sweep ends with its jobs side by side and the commands that go on, with the real ids
+    assert proc.stdout.count("MLflow UI: ") == 1 and f"parent run {parent.info.run_id}" in proc.stdout
+    compare = next(line for line in proc.stdout.splitlines() if line.startswith("compare:"))
+    assert set(compare.split()[4:8]) == {c.info.run_id for c in children}
 
 
 def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):
@@ -82,7 +102,7 @@ def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):
     assert proc.returncode != 0 and "top_files" in proc.stderr
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     statuses = {c.data.params["locator.top_files"]: c.info.status for c in ws.jobs()}
-    assert parent.info.status == "FAILED" and parent.data.metrics["jobs_failed"] == 1
+    assert parent.info.status == "FAILED" and parent.data.metrics["jobs/failed"] == 1
     assert statuses == {"0": "FAILED", "5": "FINISHED"}
 
 
@@ -117,10 +137,10 @@ def test_swebench_subset_runs_on_a_few_instances(ws, swebench_file):
         _ok(ws.run("experiments.run", f"locator={locator}", env_path, *overrides))
     jobs = ws.jobs("loclab-swebench_lite_pypi")
     assert {j.data.tags["loclab.locator"] for j in jobs} == {"bm25", "two_phase"}
-    assert all(j.data.metrics["tasks_ok"] == 3 for j in jobs)
+    assert all(j.data.metrics["tasks/ok"] == 3 for j in jobs)
     bm25 = next(j for j in jobs if j.data.tags["loclab.locator"] == "bm25")
     two_phase = next(j for j in jobs if j.data.tags["loclab.locator"] == "two_phase")
-    assert bm25.data.metrics["source_lines_read"] > two_phase.data.metrics["source_lines_read"]
+    assert bm25.data.metrics["cost/source_lines_read"] > two_phase.data.metrics["cost/source_lines_read"]
     per_task = ws.client().download_artifacts(bm25.info.run_id, "per_task.csv", str(ws.root))
     assert len(pd.read_csv(per_task)) == 3
 
@@ -169,8 +189,26 @@ def test_changed_locator_code_never_reuses_an_old_result(tmp_path, subject_cache
     reader = copy / "locator" / "reading" / "engine.py"
     reader.write_text(reader.read_text().replace("to find the code the task is about?", "to find the code for the task?"))
     changed = job()
-    assert changed.data.metrics["tasks_reused"] == 0
+    assert changed.data.metrics["tasks/reused"] == 0
     assert changed.data.tags["loclab.code_identity"] != first.data.tags["loclab.code_identity"]
     assert changed.data.tags["loclab.run_key"] != first.data.tags["loclab.run_key"]
     same = job()
-    assert same.data.metrics["tasks_reused"] == 1 and same.data.tags["loclab.run_key"] == changed.data.tags["loclab.run_key"]
+    assert same.data.metrics["tasks/reused"] == 1 and same.data.tags["loclab.run_key"] == changed.data.tags["loclab.run_key"]
+
+
+def test_tasks_in_flight_at_once_give_the_serial_run_s_results_and_logging(ws):
+    common = ("locator=two_phase", "limit=4", "tracking.task_runs=true", "system_one.cache.enabled=false")
+    _ok(ws.run("experiments.run", *common))
+    _ok(ws.run("experiments.run", *common, "concurrency.tasks=4", f"paths.results_dir={ws.root / 'concurrent'}"))
+    serial, concurrent = sorted(ws.jobs(), key=lambda r: r.info.start_time)
+    clock = ["elapsed_ms", "model_wall_time_ms", "model_critical_path_ms", "result"]
+    tables = [pd.read_csv(ws.client().download_artifacts(j.info.run_id, "per_task.csv", str(ws.root / j.info.run_id)))
+              .drop(columns=clock) for j in (serial, concurrent)]
+    pd.testing.assert_frame_equal(tables[0], tables[1])  # same rows, same order, same values
+    for job in (serial, concurrent):
+        tasks = ws.runs(filter_string=f"tags.`mlflow.parentRunId` = '{job.info.run_id}'")
+        assert sorted(t.info.run_name for t in tasks) == [f"{t}/r0" for t in sorted(tables[0].task_id)]
+    results = [sorted(root.rglob("localization-result.json")) for root in (ws.root / "results", ws.root / "concurrent")]
+    assert len(results[0]) == 4 and [what_was_found(json.loads(p.read_text())) for p in results[0]] == \
+        [what_was_found(json.loads(p.read_text())) for p in results[1]]
+    assert concurrent.data.params["concurrency.tasks"] == "4"

@@ -4,11 +4,30 @@ import mlflow
 import pytest
 
 from experiments import run as run_module
-from experiments.tracking import flatten, mlflow_key
+from experiments.tracking import ci_key, flatten, job_run_name, metric_key, short_overrides, swept_keys
 
 
-def test_mlflow_keys_replace_the_at_sign():
-    assert mlflow_key("file_acc_all@5") == "file_acc_all_at_5"
+def test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign():
+    assert metric_key("file_acc_all@5") == "quality/file_acc_all_at_5"
+    assert metric_key("input_tokens") == "cost/input_tokens"
+    assert metric_key("reading.terminated_model_stop") == "reading/terminated_model_stop"
+    assert metric_key("tasks.ok") == "tasks/ok"
+    assert ci_key("file_acc_all@5", "low") == "ci95/file_acc_all_at_5_low"
+
+
+def test_jobs_are_named_by_the_overrides_that_tell_them_apart():
+    overrides = ["locator=two_phase", "locator.reader.evidence.observation_threshold=0.6", "limit=3",
+                 "hydra.run.dir=/tmp/x", "dataset=demo"]
+    assert job_run_name("two_phase", "demo", overrides) == "two_phase@demo limit=3 observation_threshold=0.6"
+    assert job_run_name("bm25", "demo", ["locator=bm25"]) == "bm25@demo"
+    # a shared last part is lengthened until the labels differ
+    assert short_overrides(["locator.discovery.max_files=4", "locator.reader.max_files=2"]) == \
+        ["discovery.max_files=4", "reader.max_files=2"]
+
+
+def test_swept_keys_are_the_overrides_with_several_values_and_the_preset_params():
+    assert swept_keys(["locator=two_phase,bm25", "limit=3", "tasks=[a,b]", "x=range(1,4)"], {"locator.k": "1,2"}) == \
+        ["locator", "locator.k", "x"]
 
 
 def test_flatten_takes_only_the_named_groups():

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
+
 import pytest
 
 from experiments.system_one_process import system_one_server
@@ -30,7 +32,7 @@ def test_a_dead_server_fails_its_job_with_the_message_and_the_sweep_goes_on(ws, 
     with system_one_server(tmp_path / "bad-cache", "server.faults.fail_rate=1.0", "server.faults.fail_status=500") as bad, \
             system_one_server(tmp_path / "good-cache") as good:
         proc = ws.run("experiments.run", "system_one=http", f"system_one.backend.url={bad},{good}", "limit=1",
-                      "system_one.cache.enabled=false", *FAST, multirun=True)
+                      "system_one.cache.enabled=false", "tracking.task_runs=true", *FAST, multirun=True)
     assert proc.returncode != 0
     jobs = {j.data.params["system_one.backend.url"]: j for j in ws.jobs()}
     assert jobs[good].info.status == "FINISHED" and jobs[bad].info.status == "FAILED"
@@ -70,14 +72,15 @@ def test_a_hash_mismatch_fails_that_task_closed_and_the_job_goes_on(ws, tmp_path
     proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}")
     assert proc.returncode == 3 and "1 of 2 tasks failed" in proc.stderr  # a script can tell
     [job] = ws.jobs()
-    assert (job.info.status, job.data.metrics["tasks_ok"], job.data.metrics["tasks_failed"]) == ("FAILED", 1, 1)
+    assert (job.info.status, job.data.metrics["tasks/ok"], job.data.metrics["tasks/failed"]) == ("FAILED", 1, 1)
     assert job.data.tags["loclab.tasks_failed"] == "1"
     _ok(ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}", "allow_failed_tasks=true"))
     allowed = max(ws.jobs(), key=lambda r: r.info.start_time)
     assert allowed.info.status == "FINISHED" and allowed.data.tags["loclab.tasks_failed"] == "1"
-    failed = ws.runs(filter_string="attributes.status = 'FAILED' and tags.`loclab.kind` = 'task'")
-    assert {r.data.tags["loclab.task_id"] for r in failed} == {"bad"}
-    assert "sha256 mismatch" in failed[0].data.tags["loclab.error"]
+    assert not ws.runs(filter_string="tags.`loclab.kind` = 'task'")  # per-task runs are opt-in
+    table = pd.read_csv(ws.client().download_artifacts(allowed.info.run_id, "per_task.csv", str(tmp_path)))
+    [failed] = table[table.status == "failed"].itertuples()
+    assert failed.task_id == "bad" and "sha256 mismatch" in failed.error
     assert not list((ws.root / "results").rglob("bad/r0/localization-result.json"))
 
 
@@ -124,7 +127,7 @@ def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothi
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "resuming stopped sweep run" in rerun.stdout and "already finished in this sweep" in rerun.stdout
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
-    assert parent.info.status == "FINISHED" and parent.data.metrics["jobs_total"] == 2
+    assert parent.info.status == "FINISHED" and parent.data.metrics["jobs/total"] == 2
     finished = [j for j in ws.jobs() if j.info.status == "FINISHED"]
     assert sorted(j.data.params["locator.top_files"] for j in finished) == ["3", "5"]  # exactly one per config
     killed = [j for j in ws.jobs() if j.info.status == "KILLED"]
@@ -140,10 +143,10 @@ def test_a_truncated_saved_result_is_localized_again_and_scoring_alone_names_it(
     proc = _ok(ws.run("experiments.run", "locator=bm25", "limit=1"))
     assert "saved result is unreadable" in proc.stderr and "localizing again" in proc.stderr
     rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
-    assert rerun.data.metrics["tasks_reused"] == 0 and rerun.data.metrics["tasks_ok"] == 1
+    assert rerun.data.metrics["tasks/reused"] == 0 and rerun.data.metrics["tasks/ok"] == 1
     json.loads(saved.read_text())  # whole again
     saved.write_text(saved.read_text()[:200])
-    proc = ws.run("experiments.score", "locator=bm25", "limit=1")
+    proc = ws.run("experiments.score", "locator=bm25", "limit=1", "tracking.task_runs=true")
     assert proc.returncode == 3
     [task] = ws.runs(filter_string="tags.`loclab.kind` = 'task' and attributes.status = 'FAILED'")
     assert str(saved) in task.data.tags["loclab.error"] and "force=true" in task.data.tags["loclab.error"]

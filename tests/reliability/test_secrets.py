@@ -26,7 +26,7 @@ def test_a_job_over_http_never_writes_the_key_anywhere(ws, tmp_path, monkeypatch
                       "system_one.backend.api_key_env=LOCLAB_TEST_KEY", "limit=2", *FAST)
     assert proc.returncode == 0, proc.stderr[-3000:]
     [job] = ws.jobs()
-    assert job.data.metrics["tasks_ok"] == 2 and job.data.metrics["model_calls"] > 0
+    assert job.data.metrics["tasks/ok"] == 2 and job.data.metrics["cost/model_calls"] > 0
     assert job.data.params["system_one.backend.api_key_env"] == "LOCLAB_TEST_KEY"
     written = [p for p in ws.root.rglob("*") if p.is_file()]
     assert len(written) > 10

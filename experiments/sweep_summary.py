@@ -1,0 +1,47 @@
+"""What a sweep prints when it ends: its jobs side by side, and the commands that go on from there."""
+
+from __future__ import annotations
+
+from mlflow.entities import Run
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from experiments.tracking import ci_key, metric_key
+
+COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "model_calls", "input_tokens",
+           "source_lines_read")
+
+
+def _cell(run: Run, name: str) -> str:
+    metrics = run.data.metrics
+    mean = metrics.get(metric_key(name))
+    if mean is None:
+        return "—"
+    low, high = metrics.get(ci_key(name, "low")), metrics.get(ci_key(name, "high"))
+    def fmt(value: float) -> str:
+        return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
+    return fmt(mean) + (f" [{fmt(low)}, {fmt(high)}]" if low is not None and high is not None else "")
+
+
+def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_command: str, swept_params: list[str],
+                        console: Console | None = None) -> None:
+    """One table of every job (headline metrics with 95 % CIs), the parent run, the UI command, and
+    ready-to-paste `compare` / `calibrate` commands with the real run ids."""
+    console = console or Console(width=220)
+    table = Table(title=escape(f"{parent.info.run_name} — parent run {parent.info.run_id}"))
+    for column in ("job", "status", *COLUMNS):
+        table.add_column(escape(column), justify="left" if column in ("job", "status") else "right")
+    jobs = sorted(jobs, key=lambda r: r.info.run_name or "")
+    for job in jobs:
+        table.add_row(escape(job.info.run_name or job.info.run_id), job.info.status, *[_cell(job, n) for n in COLUMNS])
+    console.print(table)
+    console.print(f"MLflow UI: {ui_command}", markup=False, highlight=False)
+    finished = [j.info.run_id for j in jobs if j.info.status == "FINISHED"]
+    if len(finished) >= 2:
+        console.print(f"compare:   python -m experiments.compare {' '.join(finished)} --experiment {experiment}",
+                      markup=False, highlight=False)
+    if 1 <= len(swept_params) <= 2 and finished:
+        params = " ".join(f"--param {p}" for p in swept_params)
+        console.print(f"calibrate: python -m experiments.calibrate --experiment {experiment} --sweep {parent.info.run_id} "
+                      f"{params}", markup=False, highlight=False)

@@ -73,15 +73,20 @@ def _log_metrics(scores: dict[str, float | None]) -> None:
     mlflow.log_metrics({metric_key(k): v for k, v in scores.items() if v is not None})
 
 
+# How a store says another job inserted the same row first: SQLite, PostgreSQL (directly or through
+# an `mlflow server`).
+_LOST_INSERT_RACE = ("UNIQUE constraint failed", "duplicate key value violates unique constraint")
+
+
 def _log_input(dataset) -> None:
-    """Parallel jobs of a sweep register the same dataset at once; MLflow's SQLite store lets one
-    insert win and the others fail on the unique key, after which the row exists and a retry links it."""
+    """Parallel jobs of a sweep register the same dataset at once; the store (SQLite, PostgreSQL) lets
+    one insert win and the others fail on the unique key, after which the row exists and a retry links it."""
     for attempt in range(5):
         try:
             mlflow.log_input(dataset, context="evaluation")
             return
         except mlflow.exceptions.MlflowException as exc:
-            if "UNIQUE constraint failed" not in str(exc) or attempt == 4:
+            if not any(sign in str(exc) for sign in _LOST_INSERT_RACE) or attempt == 4:
                 raise
             time.sleep(0.2 * (attempt + 1))
 

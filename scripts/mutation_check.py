@@ -44,6 +44,10 @@ REPLAY = "tests/experiments/test_replay.py"
 
 MUTATIONS = [
     # --- MLflow the way its users expect (issue 14, first part)
+    Mutation("a lost insert race on PostgreSQL is not retried", "experiments/run.py",
+             '_LOST_INSERT_RACE = ("UNIQUE constraint failed", "duplicate key value violates unique constraint")',
+             '_LOST_INSERT_RACE = ("UNIQUE constraint failed",)',
+             ("tests/experiments/test_tracking.py::test_a_lost_dataset_insert_race_is_retried",)),
     Mutation("report artifact names keep unsafe characters", "experiments/analysis.py",
              '    return _UNSAFE.sub("_", name).strip("_") or "unnamed"', "    return name",
              (f"{ANALYSIS}::test_compare_paired_report",)),

@@ -76,11 +76,19 @@ def test_every_group_option_is_covered():
     assert len(_options()) >= len(list(CONF_DIR.rglob("*.yaml"))) - 2  # config.yaml and serve.yaml are roots
 
 
+TEAM_BLOCK = "# team set-up"  # the README block tests/experiments/test_team_server.py runs (it needs the servers)
+
+
+def readme_blocks(team: bool = False) -> list[str]:
+    """The README's bash blocks: the team set-up block alone, or every other one."""
+    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    return [b for b in re.findall(r"```bash\n(.*?)```", text, flags=re.S) if b.startswith(TEAM_BLOCK) == team]
+
+
 def readme_commands(module_pattern: str = r"experiments\.(run|score|render)") -> list[list[str]]:
     """Each `python -m experiments.run|score|render ...` line of the README's bash blocks, as argv."""
-    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     commands = []
-    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+    for block in readme_blocks():
         for line in block.replace("\\\n", " ").splitlines():
             argv = shlex.split(line, comments=True)
             if len(argv) > 2 and argv[0] == "python" and argv[1] == "-m" and re.fullmatch(module_pattern, argv[2]):

@@ -37,7 +37,11 @@ def test_flatten_takes_only_the_named_groups():
     assert flatten(cfg, ("locator", "repeats")) == {"locator.reader.x": 1, "repeats": 2}
 
 
-def test_a_lost_dataset_insert_race_is_retried(monkeypatch):
+@pytest.mark.parametrize("message", [
+    "(sqlite3.IntegrityError) UNIQUE constraint failed: datasets.experiment_id",
+    # PostgreSQL behind an `mlflow server` (seen in the team-server test before this was matched)
+    '(psycopg2.errors.UniqueViolation) duplicate key value violates unique constraint "dataset_pk"'])
+def test_a_lost_dataset_insert_race_is_retried(monkeypatch, message):
     # Two parallel jobs registering one dataset: the loser's insert fails on the unique key (measured:
     # 15 of 30 racing pairs without a retry, 0 with it); the retry finds the row and links it.
     calls = []
@@ -45,7 +49,7 @@ def test_a_lost_dataset_insert_race_is_retried(monkeypatch):
     def log_input(dataset, context):
         calls.append(context)
         if len(calls) == 1:
-            raise mlflow.exceptions.MlflowException("(sqlite3.IntegrityError) UNIQUE constraint failed: datasets.experiment_id")
+            raise mlflow.exceptions.MlflowException(message)
 
     monkeypatch.setattr(run_module.mlflow, "log_input", log_input)
     monkeypatch.setattr(run_module.time, "sleep", lambda s: None)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlparse
 
 from experiments.paths import PROJECT_ROOT
 
@@ -31,7 +33,21 @@ def system_one_server(cache_dir: Path, *overrides: str, env: dict[str, str] | No
             url = match.group(1) if match else None
             if time.monotonic() > deadline:
                 raise TimeoutError("System One server did not start")
+        _wait_until_accepting(url, deadline)
         yield url
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def _wait_until_accepting(url: str, deadline: float) -> None:
+    """The server names its port before uvicorn has bound it: a request in between is refused."""
+    parsed = urlparse(url)
+    while True:
+        try:
+            with socket.create_connection((parsed.hostname, parsed.port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"System One server at {url} does not accept connections") from None
+            time.sleep(0.05)

@@ -24,6 +24,9 @@ from locator.system_one.cache import DecisionCache
 from metrics.definitions import METRICS
 
 PARENT_RUN_ENV = "LOCLAB_MLFLOW_PARENT_RUN_ID"
+# The UI opens an experiment with traces in its GenAI view, which hides the runs table; a loclab
+# experiment is a table of jobs and their metrics, so it is marked as model development.
+EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
 PARENT_TAG = "mlflow.parentRunId"
 
 
@@ -72,13 +75,16 @@ def ensure_experiment(tracking: DictConfig) -> str:
     client = MlflowClient()
     existing = client.get_experiment_by_name(tracking.experiment)
     if existing is not None:
+        if existing.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+            client.set_experiment_tag(existing.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
         return existing.experiment_id
     artifacts = None
     if local:  # a server keeps artifacts in its own store
         Path(tracking.artifact_dir).mkdir(parents=True, exist_ok=True)
         artifacts = Path(tracking.artifact_dir).resolve().as_uri()
     try:
-        return client.create_experiment(tracking.experiment, artifact_location=artifacts)
+        return client.create_experiment(tracking.experiment, artifact_location=artifacts,
+                                        tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
     except mlflow.exceptions.MlflowException:
         # Another process created it between our lookup and create.
         return client.get_experiment_by_name(tracking.experiment).experiment_id
@@ -101,8 +107,8 @@ def flatten(cfg: DictConfig, keys: tuple[str, ...]) -> dict[str, Any]:
     return flat
 
 
-# Overrides that say where output goes, or what the run name already says, never name a run.
-_UNNAMED = ("hydra.", "hydra/", "locator=", "dataset=", "experiment=")
+# Overrides that say where input and output are, or what the run name already says, never name a run.
+_UNNAMED = ("hydra.", "hydra/", "locator=", "dataset=", "dataset.", "paths.", "experiment=")
 
 
 def short_overrides(overrides: list[str]) -> list[str]:

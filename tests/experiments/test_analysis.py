@@ -174,14 +174,17 @@ def test_pareto_refuses_runs_that_share_no_task(store, capsys):
 
 
 def test_a_name_matching_several_runs_is_said(store, capsys):
-    bm25 = [j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "bm25"]
-    name = bm25[0].info.run_name
-    assert len([j for j in bm25 if j.info.run_name == name]) > 1
+    for _ in range(2):  # the same job twice: one name, two runs
+        _job(store, "locator=bm25", "locator.top_files=2", "limit=1")
+    name = "bm25@local limit=1 top_files=2"  # the dataset's path is not part of a name
+    assert len([j for j in store.jobs("loclab-local") if j.info.run_name == name]) == 2
     from experiments.analysis import find_runs
 
     [picked] = find_runs(store.client(), "loclab-local", name)
     err = capsys.readouterr().err
     assert f"the name {name!r} matches" in err and "using the latest" in err and picked.info.run_name == name
+    [by_short_id] = find_runs(store.client(), "loclab-local", picked.info.run_id[:8])  # a short id names a run too
+    assert by_short_id.info.run_id == picked.info.run_id
 
 
 def test_analysis_finds_the_runner_store_and_experiment(store, monkeypatch):

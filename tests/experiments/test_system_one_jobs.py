@@ -33,6 +33,6 @@ def test_ab_arms_share_decisions_through_the_cache(ws):
                   for r in results]
         discovery.append([s["model_calls"] for s in stages])
     assert discovery[0] == discovery[1] and sum(discovery[1]) > 0
-    assert second["cache_hits"] * 3 >= sum(discovery[1])  # cache_hits is a per-task mean
-    assert second["physical_model_calls"] < second["model_calls"]
-    assert first["cache_hits"] < second["cache_hits"]
+    assert second["cost/cache_hits"] * 3 >= sum(discovery[1])  # cache_hits is a per-task mean
+    assert second["cost/physical_model_calls"] < second["cost/model_calls"]
+    assert first["cost/cache_hits"] < second["cost/cache_hits"]

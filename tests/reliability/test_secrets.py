@@ -46,7 +46,8 @@ def test_url_credentials_are_written_nowhere(ws, tmp_path, launcher):
         good = url.replace("http://", f"http://loclab:{user_secret}@") + f"?api_key={query_secret}"
         dead = f"http://loclab:{user_secret}@127.0.0.1:{dead_port}/v1/answer?token={query_secret}"
         proc = ws.run("experiments.run", f"sweep={launcher}", "system_one=http",
-                      f"system_one.backend.url='{good}','{dead}'", "limit=1", *FAST, multirun=True)
+                      f"system_one.backend.url='{good}','{dead}'", "limit=1", "tracking.task_runs=true", *FAST,
+                      multirun=True)
     assert proc.returncode != 0  # the dead endpoint's job failed
     jobs = ws.jobs()
     assert sorted(j.info.status for j in jobs) == ["FAILED", "FINISHED"]

@@ -309,7 +309,7 @@ MUTATIONS = [
              "    uri = sqlite_uri(args.db or PROJECT_ROOT / 'runs' / 'mlflow.db')",
              (f"{ANALYSIS}::test_analysis_finds_the_runner_store_and_experiment",)),
     Mutation("compare writes no plot", "experiments/analysis.py",
-             '        figure.savefig(folder / f"{name}.png", dpi=120, bbox_inches="tight")', "        pass",
+             '        figure.savefig(folder / f"{artifact_name(name)}.png", dpi=120, bbox_inches="tight")', "        pass",
              (f"{ANALYSIS}::test_compare_paired_report",)),
     Mutation("joblib workers log without redaction", "experiments/tracking.py",
              "        redact_logging()\n        redact_std_streams()\n        output = Path(", "        output = Path(",

@@ -103,9 +103,17 @@ def _log_task(outcome, stage: Stage) -> None:
         mlflow.end_run(status=status)
 
 
+def _positive(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _check(cfg: DictConfig) -> None:
-    if isinstance(cfg.repeats, bool) or not isinstance(cfg.repeats, int) or cfg.repeats < 1:
+    """Settings that cannot run fail the job before any subject is fetched."""
+    if not _positive(cfg.repeats):
         raise JobConfigError(f"repeats must be a positive number of repeats per task, got {cfg.repeats!r}")
+    if not _positive(cfg.concurrency.tasks):
+        raise JobConfigError(f"concurrency.tasks must be a positive number of tasks in flight, "
+                             f"got {cfg.concurrency.tasks!r}")
 
 
 def _job_key(job: Job, rows, cfg: DictConfig, stage: Stage) -> str:
@@ -242,8 +250,6 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
 def _run_tasks(job: Job, work, localize_missing: bool, concurrency: int, label: str) -> list:
     """Every (task, repeat) of the job, up to `concurrency` at once (a slow remote System One must
     not serialize a task set); outcomes in task order, so results and logging match a serial run."""
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise JobConfigError(f"concurrency.tasks must be a positive number of tasks in flight, got {concurrency!r}")
     with tqdm(total=len(work), desc=label, unit="task") as progress:
         def one(item):
             outcome = job.run_task(item[0], item[1], localize_missing)

@@ -108,7 +108,8 @@ def flatten(cfg: DictConfig, keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 # Overrides that say where input and output are, or what the run name already says, never name a run.
-_UNNAMED = ("hydra.", "hydra/", "locator=", "dataset=", "dataset.", "paths.", "experiment=")
+_WHERE = ("hydra.", "hydra/", "dataset.", "paths.", "experiment=")
+_UNNAMED = (*_WHERE, "locator=", "dataset=")
 
 
 def short_overrides(overrides: list[str]) -> list[str]:
@@ -254,7 +255,7 @@ class SweepParentRun(Callback):
         params = OmegaConf.to_container(params, resolve=False) if isinstance(params, DictConfig) else {}
         choices = config.hydra.runtime.choices
         preset = choices.get("experiment") if choices.get("experiment") not in (None, "null") else None
-        name = " ".join([preset or "sweep", *[o for o in overrides if not o.startswith(("hydra.", "hydra/", "experiment="))]])
+        name = " ".join([preset or "sweep", *[o for o in overrides if not o.startswith(_WHERE)]])
         tags = {"loclab.kind": "sweep", "loclab.sweep_dir": str(config.hydra.sweep.dir), "loclab.sweep_key": key,
                 "loclab.host": socket.gethostname(), "loclab.pid": str(os.getpid()),
                 "loclab.overrides": redact(" ".join(overrides))[:4000],

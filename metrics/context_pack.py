@@ -47,7 +47,7 @@ def _wanted_lines(result: LocalizationResult, source_of: SourceOf) -> dict[str, 
         if text is None:
             continue
         for w in wanted_spans(entry, FileSource.of(entry.path, text), entities):
-            wanted.setdefault(entry.path, set()).update(range(w.range.start, w.range.end + 1))
+            wanted.setdefault(entry.path, set()).update(range(w.range.start_line, w.range.end_line + 1))
     return wanted
 
 

@@ -20,7 +20,7 @@ from render import notes as n
 from render.labels import shortest_unique_suffixes
 from render.sections import FileSource, Section, SourceOf, TrimSite, elided_names, fit_section, plan, wanted_spans
 from render.settings import RenderSettings, RenderVersion
-from render.spans import LineRange, elided_wanted_spans, merge, subtract
+from render.spans import LineRange, elided_wanted_spans, merge, short_label, subtract
 
 SCHEMA_VERSION = 1
 # Seed 002's defect: the flag was set at the trim sites, but the oversize window never set it.
@@ -72,11 +72,11 @@ class ContextPack(Record):
 
 
 def _spans(ranges) -> list[PackSpan]:
-    return [PackSpan(start=r.start, end=r.end) for r in ranges]
+    return [PackSpan(start=r.start_line, end=r.end_line) for r in ranges]
 
 
 def _pointer(path: str, role: str, ranges: list[LineRange], settings: RenderSettings, missing: bool) -> PointerEntry:
-    labels = [r.label() for r in ranges[:settings.pointer_ranges]] + (["…"] if len(ranges) > settings.pointer_ranges else [])
+    labels = [short_label(r) for r in ranges[:settings.pointer_ranges]] + (["…"] if len(ranges) > settings.pointer_ranges else [])
     where = " · not in the subject" if missing else (f" · lines {', '.join(labels)}" if labels else "")
     return PointerEntry(path=path, role=role, ranges=_spans(ranges), text=f"- {path} · {role}{where}")
 
@@ -136,10 +136,10 @@ def render_pack(result: LocalizationResult, source_of: SourceOf, settings: Rende
     return ContextPack(
         task=result.task, version=settings.version, cap_tokens=settings.cap_tokens,
         sections=[PackSection(path=s.path, role=s.role, line_count=s.line_count,
-                              wanted=[PackSpan(start=w.range.start, end=w.range.end, name=w.name) for w in s.wanted],
+                              wanted=[PackSpan(start=w.range.start_line, end=w.range.end_line, name=w.name) for w in s.wanted],
                               sent=_spans(s.sent), back_referenced=_spans(s.back_referenced),
                               trim_sites=sorted(s.trim_sites),
-                              elided=[PackSpan(start=w.range.start, end=w.range.end, name=w.name) for w in elided[id(s)]],
+                              elided=[PackSpan(start=w.range.start_line, end=w.range.end_line, name=w.name) for w in elided[id(s)]],
                               tokens=s.tokens)
                   for s, _ in sections],
         pointers=pointers, pointer_entries=epilogue.pointer_entries, note=epilogue.note.kind, trimmed_files=trimmed,

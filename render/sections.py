@@ -18,7 +18,7 @@ from locator.outline import Definition, definitions
 from locator.result import ResultFile
 from locator.system_one.tokens import count_tokens
 from render.settings import RenderSettings
-from render.spans import LineRange, WantedSpan, merge, subtract
+from render.spans import LineRange, WantedSpan, merge, short_label, size, subtract
 
 SourceOf = Callable[[str], str | None]
 ELISION = "⋯"
@@ -70,7 +70,7 @@ def elided_names(source: FileSource, elided: list[LineRange]) -> list[str]:
     """Member definitions that lose lines to an elision, in file order."""
     names: dict[str, None] = {}
     for d in member_definitions(source):
-        if any(d.start_line <= r.end and r.start <= d.end_line for r in elided):
+        if any(d.start_line <= r.end_line and r.start_line <= d.end_line for r in elided):
             names.setdefault(d.qualname, None)
     return list(names)
 
@@ -106,11 +106,11 @@ def plan(entry: ResultFile, source: FileSource, entities: list[str], shown_befor
     pieces: list[LineRange] = []
     cut: list[LineRange] = []
     for w in wanted:  # each oversize span on its own: the smaller spans inside it are still sent whole
-        if w.range.lines <= settings.max_range_lines:
+        if size(w.range) <= settings.max_range_lines:
             pieces.append(w.range)
             continue
-        head = LineRange(w.range.start, w.range.start + settings.window_head_lines - 1)
-        tail = [LineRange(w.range.end - settings.window_tail_lines + 1, w.range.end)] if settings.window_tail_lines else []
+        head = LineRange(w.range.start_line, w.range.start_line + settings.window_head_lines - 1)
+        tail = [LineRange(w.range.end_line - settings.window_tail_lines + 1, w.range.end_line)] if settings.window_tail_lines else []
         pieces += [head, *tail]
         cut += subtract([w.range], [head, *tail])
     windowed = merge(pieces)
@@ -120,10 +120,10 @@ def plan(entry: ResultFile, source: FileSource, entities: list[str], shown_befor
     back = subtract(windowed, subtract(windowed, shown_before))  # the planned lines already sent above
     new = subtract(windowed, shown_before)
     if back:
-        folded = [r for r in new if r.lines < settings.min_fence_lines]
+        folded = [r for r in new if size(r) < settings.min_fence_lines]
         if folded:
             elided_at[TrimSite.FOLD] = folded
-            new = [r for r in new if r.lines >= settings.min_fence_lines]
+            new = [r for r in new if size(r) >= settings.min_fence_lines]
     return _Plan(entry, source, wanted, new, back, elided_at)
 
 
@@ -133,10 +133,10 @@ def _markers(gap: LineRange, wanted_lines: set[int], source: FileSource, sites: 
     cut them when one recorded it); other lines are just not shown. At the file's edges only the
     stretch that holds elided lines is marked."""
     runs: list[tuple[LineRange, bool]] = []
-    for line in range(gap.start, gap.end + 1):
+    for line in range(gap.start_line, gap.end_line + 1):
         wanted = line in wanted_lines
-        if runs and runs[-1][1] == wanted and runs[-1][0].end == line - 1:
-            runs[-1] = (LineRange(runs[-1][0].start, line), wanted)
+        if runs and runs[-1][1] == wanted and runs[-1][0].end_line == line - 1:
+            runs[-1] = (LineRange(runs[-1][0].start_line, line), wanted)
         else:
             runs.append((LineRange(line, line), wanted))
     if edge:
@@ -145,12 +145,12 @@ def _markers(gap: LineRange, wanted_lines: set[int], source: FileSource, sites: 
     out = []
     for r, wanted in runs:
         if not wanted:
-            out.append(f"{ELISION} lines {r.label()} not shown")
+            out.append(f"{ELISION} lines {short_label(r)} not shown")
             continue
-        why = [_SITE_WORDING[s] for s in TrimSite if any(c.start <= r.end and r.start <= c.end for c in sites.get(s, []))]
+        why = [_SITE_WORDING[s] for s in TrimSite if any(c.start_line <= r.end_line and r.start_line <= c.end_line for c in sites.get(s, []))]
         names = elided_names(source, [r])
         shown = names[:settings.marker_names] + (["…"] if len(names) > settings.marker_names else [])
-        out.append(f"{ELISION} lines {r.label()} elided" + (f" ({', '.join(why)})" if why else "")
+        out.append(f"{ELISION} lines {short_label(r)} elided" + (f" ({', '.join(why)})" if why else "")
                    + (f": {', '.join(shown)}" if shown else ""))
     return out
 
@@ -158,19 +158,19 @@ def _markers(gap: LineRange, wanted_lines: set[int], source: FileSource, sites: 
 def render_section(p: _Plan, sent: list[LineRange], settings: RenderSettings,
                    elided_at: dict[TrimSite, list[LineRange]]) -> str:
     source, n = p.source, len(p.source.lines)
-    wanted_lines = {i for w in p.wanted for i in range(w.range.start, w.range.end + 1)}
+    wanted_lines = {i for w in p.wanted for i in range(w.range.start_line, w.range.end_line + 1)}
     items = sorted([(r, False) for r in sent] + [(r, True) for r in p.back_referenced], key=lambda item: item[0])
-    shown = ", ".join(r.label() for r in sent) or "none"
+    shown = ", ".join(short_label(r) for r in sent) or "none"
     body: list[str] = []
     cursor = 1
     for r, is_back in items:
-        if r.start > cursor:
-            body += _markers(LineRange(cursor, r.start - 1), wanted_lines, source, elided_at, settings, edge=cursor == 1)
+        if r.start_line > cursor:
+            body += _markers(LineRange(cursor, r.start_line - 1), wanted_lines, source, elided_at, settings, edge=cursor == 1)
         if is_back:
-            body.append(f"{ELISION} lines {r.label()} shown above")
+            body.append(f"{ELISION} lines {short_label(r)} shown above")
         else:
-            body += [f"{i:>6}\t{source.lines[i - 1]}" for i in range(r.start, r.end + 1)]
-        cursor = r.end + 1
+            body += [f"{i:>6}\t{source.lines[i - 1]}" for i in range(r.start_line, r.end_line + 1)]
+        cursor = r.end_line + 1
     if cursor <= n:
         body += _markers(LineRange(cursor, n), wanted_lines, source, elided_at, settings, edge=True)
     # every body line starts with a line number or a marker, so no source line can close the fence
@@ -182,8 +182,8 @@ def _first_lines(ranges: list[LineRange], k: int) -> list[LineRange]:
     for r in ranges:
         if k <= 0:
             break
-        kept.append(LineRange(r.start, min(r.end, r.start + k - 1)))
-        k -= kept[-1].lines
+        kept.append(LineRange(r.start_line, min(r.end_line, r.start_line + k - 1)))
+        k -= size(kept[-1])
     return kept
 
 
@@ -198,7 +198,7 @@ def fit_section(p: _Plan, room: int, settings: RenderSettings) -> Section | None
     whole = build(p.sent, p.elided_at)
     if whole.tokens <= room:
         return whole
-    total = sum(r.lines for r in p.sent)
+    total = sum(size(r) for r in p.sent)
     low, high, best = 0, total - 1, None
     while low <= high:  # the longest prefix that fits (tokens grow with lines)
         k = (low + high) // 2

@@ -5,26 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from locator.reading.state import merge_ranges
+from locator.windows import LineRange
+
 
 class InvalidSpanError(ValueError):
     """A line range that cannot exist (start < 1 or end < start)."""
 
 
-@dataclass(frozen=True, order=True)
-class LineRange:
-    start: int
-    end: int
+def size(r: LineRange) -> int:
+    return r.end_line - r.start_line + 1
 
-    def __post_init__(self) -> None:
-        if self.start < 1 or self.end < self.start:
-            raise InvalidSpanError(f"invalid line range {self.start}-{self.end}")
 
-    @property
-    def lines(self) -> int:
-        return self.end - self.start + 1
-
-    def label(self) -> str:
-        return str(self.start) if self.start == self.end else f"{self.start}-{self.end}"
+def short_label(r: LineRange) -> str:
+    """`120-160`, or `120` for one line (locator's `label()` words ranges for System One)."""
+    return str(r.start_line) if r.start_line == r.end_line else f"{r.start_line}-{r.end_line}"
 
 
 @dataclass(frozen=True)
@@ -34,16 +29,14 @@ class WantedSpan:
     range: LineRange
     name: str
 
+    def __post_init__(self) -> None:
+        if self.range.start_line < 1 or self.range.end_line < self.range.start_line:
+            raise InvalidSpanError(f"{self.name}: invalid line range {self.range.start_line}-{self.range.end_line}")
+
 
 def merge(ranges: Iterable[LineRange]) -> list[LineRange]:
     """Sorted, with overlapping and adjacent ranges joined (10-20 and 21-30 become 10-30)."""
-    merged: list[LineRange] = []
-    for r in sorted(ranges):
-        if merged and r.start <= merged[-1].end + 1:
-            merged[-1] = LineRange(merged[-1].start, max(merged[-1].end, r.end))
-        else:
-            merged.append(r)
-    return merged
+    return merge_ranges(list(ranges))
 
 
 def subtract(ranges: Iterable[LineRange], removed: Iterable[LineRange]) -> list[LineRange]:
@@ -51,20 +44,20 @@ def subtract(ranges: Iterable[LineRange], removed: Iterable[LineRange]) -> list[
     out: list[LineRange] = []
     cuts = merge(removed)
     for r in merge(ranges):
-        start = r.start
+        start = r.start_line
         for c in cuts:
-            if c.end < start or c.start > r.end:
+            if c.end_line < start or c.start_line > r.end_line:
                 continue
-            if c.start > start:
-                out.append(LineRange(start, c.start - 1))
-            start = max(start, c.end + 1)
-        if start <= r.end:
-            out.append(LineRange(start, r.end))
+            if c.start_line > start:
+                out.append(LineRange(start, c.start_line - 1))
+            start = max(start, c.end_line + 1)
+        if start <= r.end_line:
+            out.append(LineRange(start, r.end_line))
     return out
 
 
 def line_count(ranges: Iterable[LineRange]) -> int:
-    return sum(r.lines for r in merge(ranges))
+    return sum(size(r) for r in merge(ranges))
 
 
 def elided_wanted_spans(wanted: Sequence[WantedSpan], sent: Sequence[LineRange],
@@ -73,5 +66,5 @@ def elided_wanted_spans(wanted: Sequence[WantedSpan], sent: Sequence[LineRange],
     back to (sent earlier in the same pack); adjacent ranges join. Any code path that elides source
     shows up here, including paths added later: completeness is measured, not flagged."""
     cover = merge([*sent, *back_referenced])
-    return sorted((w for w in wanted if not any(c.start <= w.range.start and w.range.end <= c.end for c in cover)),
+    return sorted((w for w in wanted if not any(c.start_line <= w.range.start_line and w.range.end_line <= c.end_line for c in cover)),
                   key=lambda w: (w.range, w.name))

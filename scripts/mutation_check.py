@@ -41,6 +41,7 @@ TERMS = "tests/locator/lane/test_terms.py"
 NOTES = "tests/render/test_notes.py"
 PACK = "tests/render/test_pack.py"
 REPLAY = "tests/experiments/test_replay.py"
+SPANS = "tests/render/test_spans.py"
 
 MUTATIONS = [
     # --- MLflow the way its users expect (issue 14, first part)
@@ -48,6 +49,27 @@ MUTATIONS = [
              '_LOST_INSERT_RACE = ("UNIQUE constraint failed", "duplicate key value violates unique constraint")',
              '_LOST_INSERT_RACE = ("UNIQUE constraint failed",)',
              ("tests/experiments/test_tracking.py::test_a_lost_dataset_insert_race_is_retried",)),
+    Mutation("markdown tables leave pipes unescaped", "experiments/analysis.py",
+             '''c.replace("|", "\\\\|")''', "c",
+             (f"{ANALYSIS}::test_tables_export_as_markdown_and_latex",)),
+    Mutation("short ids name no run", "experiments/analysis.py",
+             "    if _SHORT_ID.match(selector):", "    if False:",
+             (f"{ANALYSIS}::test_a_name_matching_several_runs_is_said",)),
+    Mutation("the sweep prints no compare command", "experiments/sweep_summary.py",
+             "    if len(finished) >= 2:", "    if False:",
+             ("tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children",)),
+    Mutation("no MLflow traces", "experiments/run.py",
+             "        if cfg.tracking.traces and outcome.status", "        if False and outcome.status",
+             ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
+    Mutation("experiments left in the GenAI view", "experiments/tracking.py",
+             "                                        tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})", "                                        )",
+             ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
+    Mutation("harness logging time not measured", "experiments/run.py",
+             '"log_s": finished - tasks_done,', '"log_s": 0.0,',
+             ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
+    Mutation("an invalid wanted span accepted", "render/spans.py",
+             "        if self.range.start_line < 1 or self.range.end_line < self.range.start_line:", "        if False:",
+             (f"{SPANS}::test_invalid_spans_are_errors",)),
     Mutation("report artifact names keep unsafe characters", "experiments/analysis.py",
              '    return _UNSAFE.sub("_", name).strip("_") or "unnamed"', "    return name",
              (f"{ANALYSIS}::test_compare_paired_report",)),

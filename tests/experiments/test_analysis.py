@@ -10,7 +10,7 @@ import pytest
 
 from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
 from experiments import calibrate, compare, pareto, repeatability
-from experiments.analysis import AnalysisError, Arm, load_arm, same_task_set
+from experiments.analysis import AnalysisError, Arm, TableFormat, load_arm, same_task_set, table_text
 from locator.task import SubjectIdentity, Task
 from tests.conftest import write_tree
 from tests.experiments.cli import Workspace
@@ -203,3 +203,14 @@ def test_analysis_finds_the_runner_store_and_experiment(store, monkeypatch):
     monkeypatch.setenv("LOCLAB_MLFLOW_DB", str(store.root / "elsewhere.db"))
     client = open_store(args)  # MLFLOW_TRACKING_URI wins, as in the runner
     assert args.experiment == "loclab-swebench_lite_pypi" and client.get_experiment_by_name("loclab-local") is not None
+
+
+def test_tables_export_as_markdown_and_latex():
+    frame = pd.DataFrame({"mean": [0.5, float("nan")], "n": [3, 4]},
+                         index=pd.Index(["file_acc_all@5", "a_b|c"], name="metric"))
+    markdown = table_text("t", frame, TableFormat.MARKDOWN)
+    assert markdown.splitlines()[2:] == ["| metric | mean | n |", "|---|---|---|", "| file_acc_all@5 | 0.5 | 3 |",
+                                         "| a_b\\|c | — | 4 |"]
+    latex = table_text("t", frame, TableFormat.LATEX)
+    assert "\\begin{tabular}{lrr}" in latex and "file\\_acc\\_all@5 & 0.5 & 3 \\\\" in latex
+    assert "a\\_b|c & -- & 4 \\\\" in latex and latex.rstrip().endswith("\\end{tabular}")

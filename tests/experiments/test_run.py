@@ -44,6 +44,10 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     note = job.data.tags["mlflow.note.content"]  # the run's description in the UI
     assert note.startswith("**two_phase on demo, localize+score") and "file_acc_all@5 **" in note
     assert job.info.run_name == "two_phase@demo limit=2 task_runs=true"
+    harness = {k: v for k, v in job.data.metrics.items() if k.startswith("harness/")}
+    assert 0 < harness["harness/localize_s"] < harness["harness/job_s"] and harness["harness/log_s"] > 0
+    experiment = ws.client().get_experiment(job.info.experiment_id)
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI opens on its runs
     traces = ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)
     assert len(traces) == 2  # one per task: a span per System One request, with its answers and tokens
     requests = [s for t in traces for s in t.data.spans if s.name == "system_one.request"]

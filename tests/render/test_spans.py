@@ -40,7 +40,7 @@ def test_elided_spans_come_back_in_line_order():
 @pytest.mark.parametrize("start,end", [(0, 3), (5, 4), (-1, 2)])
 def test_invalid_spans_are_errors(start, end):
     with pytest.raises(InvalidSpanError):
-        R(start, end)
+        _w(start, end)
 
 
 def test_merge_and_subtract():

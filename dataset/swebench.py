@@ -1,17 +1,29 @@
-"""SWE-bench rows (JSON or JSONL) -> a loclab manifest, gold derived from the gold patch.
+"""SWE-bench rows (JSON, JSONL or parquet) -> a loclab manifest, gold derived from the gold patch.
 
 Only the problem statement reaches the locator: hints, tests and the patch stay out of the Task.
+
+Two kinds of subject:
+- a row with a `subject` pin (`kind: pypi`, the PyPI subset in ../shared): the released artifact,
+  checked against the row's `gold_file_sha256`;
+- a plain SWE-bench row (`repo` + `base_commit`, as published for Lite or Verified): a git subject,
+  resolved against a local clone or mirror (`git_mirrors`: one `<owner>__<name>` or `<owner>/<name>`
+  folder per repository) or cloned once from `clone_url` (`{repo}` is replaced) into the cache. The
+  gold files' sha256 are taken from the row when it has them, else computed from the checkout at
+  `base_commit`, so a task still fails closed if its subject is later not that code.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dataset.gold import GOLD_RULE, GoldPatchError, gold_from_patch
-from dataset.manifest import Gold, Manifest, ManifestError, ManifestRow, PypiSubject, build_manifest
+from dataset.manifest import GitSubject, Gold, Manifest, ManifestError, ManifestRow, PypiSubject, build_manifest
+from locator.hashing import sha256_bytes
 from locator.task import SubjectIdentity, Task
 
 
@@ -35,13 +47,20 @@ class SweBenchRow(BaseModel):
     version: str | None = None
     created_at: str | None = None
     split: str | None = None
-    subject: _PypiPin
-    gold_file_sha256: dict[str, str]
+    subject: _PypiPin | None = None  # None: a git subject (repo at base_commit)
+    gold_file_sha256: dict[str, str] | None = None
 
 
 def _raw_rows(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise ManifestError(f"{path}: dataset file not found (set the dataset path or its env var)")
+    if path.suffix == ".parquet":
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a bad file
+            raise ManifestError(f"{path}: not a readable parquet file: {exc}") from None
+        return [(n, {k: (None if v is None or (isinstance(v, float) and v != v) else v) for k, v in row.items()})
+                for n, row in enumerate(frame.to_dict(orient="records"), 1)]
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".json":
         try:
@@ -62,25 +81,77 @@ def _raw_rows(path: Path) -> list[tuple[int, dict]]:
     return rows
 
 
-def _to_manifest_row(row: SweBenchRow) -> ManifestRow:
+class GitSources:
+    """Where a repository's history is found: a mirror folder, else a bare clone from `clone_url`
+    kept in the cache (cloned once)."""
+
+    def __init__(self, mirrors: str | None, clone_url: str | None, cache_dir: str | Path):
+        self.mirrors = Path(mirrors) if mirrors else None
+        self.clone_url = clone_url
+        self.cache_dir = Path(cache_dir)
+
+    def repository(self, repo: str, where: str) -> str:
+        owner, _, name = repo.partition("/")
+        if self.mirrors is not None:
+            for candidate in (self.mirrors / f"{owner}__{name}", self.mirrors / owner / name,
+                              self.mirrors / f"{owner}__{name}.git", self.mirrors / owner / f"{name}.git"):
+                if candidate.is_dir():
+                    return str(candidate.resolve())
+        if self.clone_url:
+            clone = self.cache_dir / "git" / f"{owner}__{name}.git"
+            if not clone.is_dir():
+                clone.parent.mkdir(parents=True, exist_ok=True)
+                _git(where, ["clone", "--bare", "--quiet", self.clone_url.format(repo=repo), str(clone)])
+            return str(clone)
+        looked = f"{self.mirrors}/{owner}__{name} or {self.mirrors}/{owner}/{name}" if self.mirrors else "no mirror folder"
+        raise ManifestError(f"{where}: field repo: no clone of {repo} ({looked}); set LOCLAB_GIT_MIRRORS or "
+                            "dataset.loader.clone_url")
+
+
+def _git(where: str, args: list[str]) -> bytes:
+    proc = subprocess.run(["git", *args], capture_output=True)
+    if proc.returncode != 0:
+        raise ManifestError(f"{where}: git {args[0]} failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
+    return proc.stdout
+
+
+def _gold_hashes(repository: str, commit: str, files: list[str], where: str) -> dict[str, str]:
+    hashes = {}
+    for path in files:
+        try:
+            hashes[path] = sha256_bytes(_git(where, ["-C", repository, "show", f"{commit}:{path}"]))
+        except ManifestError as exc:
+            raise ManifestError(f"{where}: field base_commit: gold file {path} is not in {commit} of {repository} "
+                                f"({exc})") from None
+    return hashes
+
+
+def _to_manifest_row(row: SweBenchRow, git: GitSources, where: str) -> ManifestRow:
     files, spans = gold_from_patch(row.patch)
     if not files:
         raise GoldPatchError("the gold patch changes no non-test file that existed before")
-    missing = sorted(set(files) - set(row.gold_file_sha256))
-    if missing:
-        raise GoldPatchError(f"gold files without gold_file_sha256: {missing}")
     task = Task(
         id=row.instance_id,
         text=row.problem_statement,
         subject=SubjectIdentity(repository=row.repo, revision=row.base_commit),
         metadata={"repo": row.repo, "split": row.split, "version": row.version, "created_at": row.created_at},
     )
-    subject = PypiSubject(**row.subject.model_dump(exclude={"kind"}), verify_sha256=row.gold_file_sha256)
+    if row.subject is not None:
+        missing = sorted(set(files) - set(row.gold_file_sha256 or {}))
+        if missing:
+            raise GoldPatchError(f"gold files without gold_file_sha256: {missing}")
+        subject = PypiSubject(**row.subject.model_dump(exclude={"kind"}), verify_sha256=row.gold_file_sha256)
+    else:
+        repository = git.repository(row.repo, where)
+        hashes = row.gold_file_sha256 or _gold_hashes(repository, row.base_commit, files, where)
+        subject = GitSubject(repository=repository, revision=row.base_commit, verify_sha256=hashes)
     return ManifestRow(task=task, subject=subject, gold=Gold(files=files, spans=spans, rule=GOLD_RULE))
 
 
-def load_swebench(path: str | Path, name: str, version: str, description: str) -> Manifest:
+def load_swebench(path: str | Path, name: str, version: str, description: str, git_mirrors: str | None,
+                  clone_url: str | None, cache_dir: str | Path) -> Manifest:
     path = Path(path)
+    git = GitSources(git_mirrors, clone_url, cache_dir)
     rows = []
     for lineno, raw in _raw_rows(path):
         where = f"{path}:{lineno}"
@@ -90,10 +161,11 @@ def load_swebench(path: str | Path, name: str, version: str, description: str) -
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
             raise ManifestError(f"{where}: field {field}: {first['msg']}") from None
-        if parsed.subject.kind != "pypi":
-            raise ManifestError(f"{where}: field subject.kind: only 'pypi' subjects are supported, got {parsed.subject.kind!r}")
+        if parsed.subject is not None and parsed.subject.kind != "pypi":
+            raise ManifestError(f"{where}: field subject.kind: a pinned subject must be 'pypi' (a row without `subject` "
+                                f"is a git subject), got {parsed.subject.kind!r}")
         try:
-            rows.append(_to_manifest_row(parsed))
+            rows.append(_to_manifest_row(parsed, git, where))
         except (GoldPatchError, ValidationError) as exc:
             raise ManifestError(f"{where}: field patch: {exc}") from None
     return build_manifest(name, version, description, GOLD_RULE, rows, str(path))

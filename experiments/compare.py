@@ -27,8 +27,23 @@ from metrics.statistics import cluster_bootstrap_ci, holm, paired_test  # noqa: 
 QUALITY = ("file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr", "file_map",
            "entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall", "selected_labeled_files",
            "selected_file_recall", "generated_labeled_files", "pack_line_recall", "false_complete_claims")
-COST = ("model_calls", "input_tokens", "output_tokens", "source_lines_read", "elapsed_ms", "source_tokens",
+COST = ("model_calls", "input_tokens", "output_tokens", "source_lines_read", "index_lines", "elapsed_ms", "source_tokens",
         "response_json_tokens", "dead_end_source_tokens", "two_turn_json_tokens", "exact_hash_resends", "rendered_tokens")
+FUNNEL = tuple(name for name, spec in METRICS.items() if spec.kind is MetricKind.FUNNEL)
+
+
+def funnel_frame(arms: list, shared: pd.Index) -> pd.DataFrame:
+    """Each arm's stage funnel side by side: mean over the shared tasks where the metric is defined,
+    with that count (a gold file never handed off leaves the reader's metrics undefined)."""
+    rows = []
+    for metric in FUNNEL:
+        row = {"metric": metric}
+        for arm in arms:
+            values = task_values(arm).loc[shared].get(metric, pd.Series(dtype=float)).dropna()
+            row[arm.label] = values.mean() if len(values) else np.nan
+            row[f"n {arm.label}"] = len(values)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("metric")
 
 
 def compare_frames(base: pd.DataFrame, other: pd.DataFrame, metrics: list[str], seed: int = 0) -> pd.DataFrame:
@@ -96,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     base = arms[0]
     base_tasks = task_values(base).loc[shared]
     tables, figures = {}, {}
+    funnel = funnel_frame(arms, shared)
+    print_table(f"stage funnel — {len(shared)} shared tasks (mean where defined, n = tasks)", funnel, args.format)
+    tables["funnel"] = funnel
     for other in arms[1:]:
         other_tasks = task_values(other).loc[shared]
         name = f"{base.label} vs {other.label}"

@@ -9,8 +9,8 @@ from rich.table import Table
 
 from experiments.tracking import ci_key, metric_key
 
-COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "model_calls", "input_tokens",
-           "source_lines_read")
+COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "discovery_recall", "model_calls",
+           "input_tokens", "source_lines_read", "index_lines")
 
 
 def _cell(run: Run, name: str) -> str:

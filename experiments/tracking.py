@@ -31,8 +31,8 @@ PARENT_TAG = "mlflow.parentRunId"
 
 
 def metric_key(name: str) -> str:
-    """The MLflow key of a loclab metric, grouped so the UI's chart view sections them: `quality/…`
-    and `cost/…` by the registry's kind, `reading/…` for reading telemetry (`reading.terminated_x`),
+    """The MLflow key of a loclab metric, grouped so the UI's chart view sections them: `quality/…`,
+    `cost/…` and `funnel/…` by the registry's kind, `reading/…` for reading telemetry (`reading.terminated_x`),
     `tasks/…` for the job's task counts. MLflow keys cannot hold `@`: `file_acc_all@5` is logged as
     `quality/file_acc_all_at_5`."""
     flat = name.replace("@", "_at_")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from locator.repository import FileInfo, Outline, ReadResult, RepositoryView, SearchKind, SearchResult
-from locator.result import FileCost, Producer, ResultFile, StageCost, Tokens
+from locator.result import FileCost, Handoff, Producer, ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
 from locator.system_one.wire import ANSWER_TYPES, Answer, Question, Response, expect_answer
 from locator.task import Task
@@ -32,6 +32,7 @@ class LocatorOutput:
     cost_known: bool = True  # False for imported results: their cost is null, never invented
     ranked_modules: list[str] | None = None  # a producer's own module ranking (LocAgent found_modules)
     ranked_entities: list[str] | None = None  # a producer's own entity ranking (LocAgent found_entities)
+    handoff: Handoff | None = None  # what the first stage ranked and passed on (the stage funnel)
 
 
 @runtime_checkable
@@ -113,6 +114,12 @@ class LocatorContext:
                         end_line=result.end_line, lines=len(result.lines))
         return result
 
+    def index_read(self, path: str) -> ReadResult:
+        """A whole file for an index: its lines are charged as `index_lines`, apart from lines read."""
+        result = self._repo.index_read(path)
+        self.trace.emit(EventKind.READ, what=ReadKind.INDEX, path=result.path, lines=0, index_lines=len(result.lines))
+        return result
+
     def outline(self, path: str) -> Outline:
         """Definitions of a file with their signature lines; the signature lines count as read."""
         outline = self._repo.outline(path)
@@ -121,10 +128,13 @@ class LocatorContext:
         return outline
 
     def search(self, query: str, kind: SearchKind, max_hits: int, max_response_tokens: int) -> SearchResult:
-        """One bounded indexed search (definitions, or lines holding a word); each hit's line counts as read."""
+        """One bounded indexed search (definitions, or lines holding a word); each hit's line counts as read,
+        the lines the index or scan behind it went over as `index_lines`."""
+        index0 = self.index_lines()
         result = self._repo.search(query, kind, max_hits, max_response_tokens)
         self.trace.emit(EventKind.READ, what=ReadKind.SEARCH, query=query, search=kind.value,
                         hits=[[h.path, h.line] for h in result.hits], lines=len(result.hits),
+                        index_lines=self.index_lines() - index0,
                         response_tokens=result.response_tokens, truncated=result.truncated)
         return result
 
@@ -134,6 +144,9 @@ class LocatorContext:
 
     def lines_read(self) -> int:
         return self._repo.counters().lines
+
+    def index_lines(self) -> int:
+        return self._repo.counters().index_lines
 
     def decide(self, **data: object) -> None:
         self.trace.emit(EventKind.DECISION, **data)
@@ -148,7 +161,7 @@ class LocatorContext:
     @contextmanager
     def stage(self, name: str) -> Iterator[_StageDetails]:
         details = _StageDetails()
-        usage0, lines0, t0 = self.usage(), self.lines_read(), time.perf_counter()
+        usage0, lines0, index0, t0 = self.usage(), self.lines_read(), self.index_lines(), time.perf_counter()
         self.trace.emit(EventKind.STAGE, name=name, event="start")
         try:
             yield details
@@ -161,6 +174,7 @@ class LocatorContext:
                     model_calls=used.logical_calls,
                     tokens=Tokens(input=used.logical_input_tokens, output=used.logical_output_tokens),
                     source_lines_read=self.lines_read() - lines0,
+                    index_lines=self.index_lines() - index0,
                     details=details.values,
                     files=details.files,
                 )

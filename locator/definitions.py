@@ -32,6 +32,10 @@ GRAMMARS: dict[str, Grammar] = {
 }
 
 
+def grammar_of(path: str) -> Grammar | None:
+    return GRAMMARS.get("." + path.rsplit(".", 1)[-1])
+
+
 @dataclass(frozen=True)
 class IndexedDefinition:
     path: str
@@ -47,7 +51,8 @@ class IndexedDefinition:
         return GRAMMARS["." + self.path.rsplit(".", 1)[-1]].language
 
 
-def _parse(path: str, source: bytes, grammar: Grammar) -> list[IndexedDefinition]:
+def parse_definitions(path: str, source: bytes, grammar: Grammar) -> list[IndexedDefinition]:
+    """Every definition of one file, outer before inner."""
     tree = Parser(grammar.parser_language).parse(source)
     lines = source.decode("utf-8", errors="replace").splitlines()
     found: list[IndexedDefinition] = []
@@ -97,7 +102,7 @@ def build_index(files: dict[str, bytes]) -> DefinitionIndex:
             _CACHE.move_to_end(digest)
             return _CACHE[digest]
     index = DefinitionIndex(d for p, b in sorted(indexed.items())
-                            for d in _parse(p, b, GRAMMARS["." + p.rsplit(".", 1)[-1]]))
+                            for d in parse_definitions(p, b, GRAMMARS["." + p.rsplit(".", 1)[-1]]))
     with _CACHE_LOCK:
         _CACHE[digest] = index
         while len(_CACHE) > _CACHE_SIZE:

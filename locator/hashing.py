@@ -18,6 +18,10 @@ def blake3_hex(data: str | bytes) -> str:
     return blake3.blake3(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:

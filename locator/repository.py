@@ -93,9 +93,9 @@ class SearchResult:
 @dataclass(frozen=True)
 class ReadCounters:
     reads: int
-    lines: int
+    lines: int  # lines handed to the locator (source_lines_read)
     bytes: int
-
+    index_lines: int = 0  # lines read to build an index (index_lines): never handed to the locator as text
 
 def _loops(path: Path) -> bool:
     try:
@@ -148,7 +148,7 @@ class RepositoryView:
             raise FileNotFoundError(f"subject root is not a directory: {self.root}")
         self.max_file_bytes = max_file_bytes
         self._lock = threading.Lock()
-        self._reads = self._lines = self._bytes = 0
+        self._reads = self._lines = self._bytes = self._index_lines = 0
         self._cache: dict[str, tuple[str, ...]] = {}
         self._index: DefinitionIndex | None = None  # built on the first definition search
         self.skipped: dict[SkipReason, int] = {reason: 0 for reason in SkipReason}
@@ -252,6 +252,16 @@ class RepositoryView:
         self._count(lines)
         return ReadResult(info.path, start_line, max(end, start_line - 1), lines)
 
+    def index_read(self, path: str) -> ReadResult:
+        """A whole file read to build a retrieval index. Metering rule: its lines count as
+        `index_lines`, not as lines read: an index turns them into scores, never into text a
+        locator is shown (what it then shows is read again, with `read`)."""
+        info = self.stat(path)
+        lines = self._lines_of(info.path)
+        with self._lock:
+            self._index_lines += len(lines)
+        return ReadResult(info.path, 1, len(lines), lines)
+
     def outline(self, path: str) -> Outline:
         """The file's definitions (a structure parse) and their signature lines. Metering rule: the
         signature lines handed out count as read, one line per definition; the parse that finds
@@ -266,14 +276,17 @@ class RepositoryView:
     def search(self, query: str, kind: SearchKind, max_hits: int, max_response_tokens: int) -> SearchResult:
         """One bounded indexed search: at most `max_hits` hits and `max_response_tokens` exact tokens of
         rendered hits, in (path, line) order. Metering rule: each hit's line (a definition's signature,
-        a matching line) counts as read; the index and scan behind them read nothing the locator sees."""
+        a matching line) counts as read; building the definitions index (once per view) and a text
+        search's scan count every line they go over as `index_lines`."""
         if kind is SearchKind.DEFINITION:
             found = self._definition_hits(query)
         else:
             pattern = re.compile(rf"(?<![\w]){re.escape(query)}(?![\w])")
+            scanned = {path: self._lines_of(path) for path in sorted(p for p in self._files if _indexed(p))}
+            with self._lock:
+                self._index_lines += sum(len(lines) for lines in scanned.values())
             found = [SearchHit(path, n, n, None, line.strip())
-                     for path in sorted(p for p in self._files if _indexed(p))
-                     for n, line in enumerate(self._lines_of(path), 1) if pattern.search(line)]
+                     for path, lines in scanned.items() for n, line in enumerate(lines, 1) if pattern.search(line)]
         hits, tokens = [], 0
         for hit in found[:max_hits]:
             cost = count_tokens(hit.render() + "\n")
@@ -288,9 +301,13 @@ class RepositoryView:
         with self._lock:
             index = self._index
         if index is None:
-            index = build_index({p: "".join(self._lines_of(p)).encode("utf-8") for p in self._files if _indexed(p)})
+            sources = {p: self._lines_of(p) for p in self._files if _indexed(p)}
+            index = build_index({p: "".join(lines).encode("utf-8") for p, lines in sources.items()})
             with self._lock:
-                self._index = index
+                if self._index is None:  # another thread may have built it meanwhile: charge once
+                    self._index = index
+                    self._index_lines += sum(len(lines) for lines in sources.values())
+                index = self._index
         return index
 
     def _definition_hits(self, query: str) -> list[SearchHit]:
@@ -311,4 +328,4 @@ class RepositoryView:
 
     def counters(self) -> ReadCounters:
         with self._lock:
-            return ReadCounters(self._reads, self._lines, self._bytes)
+            return ReadCounters(self._reads, self._lines, self._bytes, self._index_lines)

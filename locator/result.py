@@ -1,8 +1,10 @@
-"""The canonical code-localization result (schema_version 2) of the System One research.
+"""The canonical code-localization result (schema_version 3) of the System One research.
 
 Missing values are null, never invented: a producer that cannot count tokens says None.
-Version 2 adds `provenance` (the code, configuration address and System One that produced the
-result), per-file stage cost, and a producer's own ranked module/entity lists.
+Version 2 added `provenance` (the code, configuration address and System One that produced the
+result), per-file stage cost, and a producer's own ranked module/entity lists. Version 3 adds
+`handoff` (what the first stage ranked and passed on, so scoring can show where a gold file was
+lost) and `index_lines` (lines read to build an index, apart from lines read).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pydantic import Field, model_validator
 
 from locator.task import Record, SubjectIdentity
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class Role(StrEnum):
@@ -109,6 +111,7 @@ class StageCost(Record):
     model_calls: int | None = None
     tokens: Tokens = Field(default_factory=Tokens)
     source_lines_read: int | None = None
+    index_lines: int | None = None
     details: dict[str, int | float | str | None] = Field(default_factory=dict)
     files: list[FileCost] = Field(default_factory=list)
 
@@ -131,6 +134,8 @@ class Cost(Record):
     model_calls: int | None = None
     tokens: Tokens = Field(default_factory=Tokens)
     source_lines_read: int | None = None
+    index_lines: int | None = Field(default=None, description="lines read to build an index (retrieval, definitions); "
+                                                               "charged to every task that uses the index")
     stages: list[StageCost] = Field(default_factory=list)
     physical: PhysicalCost | None = None
     usd: float | None = Field(default=None, description="provider cost of the logical calls; null without a price table")
@@ -156,8 +161,18 @@ class Provenance(Record):
     system_one: str | None = Field(description="backend identity; null when the locator asks no System One")
 
 
+class Handoff(Record):
+    """What a locator's first stage produced: its ranking of files, best first (every file it
+    scored; a file it never scored is absent), and the files it handed to the next stage. Recorded
+    at localization, joined with gold only when scoring (the stage funnel)."""
+
+    stage: str
+    ranked: list[str]
+    handed_off: list[str]
+
+
 class LocalizationResult(Record):
-    schema_version: Literal[2] = SCHEMA_VERSION
+    schema_version: Literal[3] = SCHEMA_VERSION
     kind: Literal["code-localization-result"] = "code-localization-result"
     task: str
     subject: SubjectIdentity | None
@@ -169,6 +184,8 @@ class LocalizationResult(Record):
         default=None, description="the producer's own ranked modules (`path:Outer`), e.g. LocAgent found_modules")
     ranked_entities: list[str] | None = Field(
         default=None, description="the producer's own ranked entities (`path:Class.method`), e.g. LocAgent found_entities")
+    handoff: Handoff | None = Field(default=None, description="the first stage's ranking and hand-off; null for a "
+                                                              "producer without stages")
 
     def ranked_paths(self) -> list[str]:
         seen: dict[str, None] = {}

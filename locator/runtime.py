@@ -16,7 +16,7 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
     if system_one is not None:
         system_one.trace = trace
     ctx = LocatorContext(repo=repo, trace=trace, system_one=system_one)
-    lines0 = ctx.lines_read()
+    lines0, index0 = ctx.lines_read(), ctx.index_lines()
     started = time.perf_counter()
     output = locator.localize(task, ctx)
     elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
@@ -38,11 +38,13 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
         files=output.files,
         ranked_modules=output.ranked_modules,
         ranked_entities=output.ranked_entities,
+        handoff=output.handoff,
         cost=Cost(
             elapsed_ms=elapsed_ms,
             model_calls=usage.logical_calls,
             tokens=Tokens(input=usage.logical_input_tokens, output=usage.logical_output_tokens),
             source_lines_read=ctx.lines_read() - lines0,
+            index_lines=ctx.index_lines() - index0,
             stages=ctx.stages,
             usd=pricing.usd(usage.logical_input_tokens, usage.logical_output_tokens) if pricing else None,
             physical=PhysicalCost(

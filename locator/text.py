@@ -1,13 +1,21 @@
-"""Identifier-aware tokenization shared by every lexical component (BM25, lexical System One).
+"""Tokenizers shared by every lexical component (BM25, the lexical System One).
 
 Code and issue text name the same thing differently (`separability_matrix`, `SeparabilityMatrix`,
-`modeling/separable.py`), so identifiers are split into stemmed parts and the whole compound is kept
-as one more token, which rewards an exact identifier match.
+`modeling/separable.py`). Two tokenizers, named for what they do:
+
+- `identifier` (loclab's default): identifiers split into stemmed parts, stopwords and 1-character
+  parts dropped, and the whole compound kept as one more token, which rewards an exact identifier
+  match. Stronger than the SWE-bench BM25 baseline.
+- `plain`: alphanumeric runs split at CamelCase and underscores, lowercased, nothing stemmed or
+  dropped — the SWE-bench-style baseline's tokens, so published BM25 rows can be matched.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
+from enum import StrEnum
 from functools import lru_cache
 
 import Stemmer
@@ -29,6 +37,11 @@ STOPWORDS = frozenset(
 )
 
 
+class Tokenizer(StrEnum):
+    IDENTIFIER = "identifier"
+    PLAIN = "plain"
+
+
 @lru_cache(maxsize=1)
 def _stemmer() -> Stemmer.Stemmer:
     return Stemmer.Stemmer("english")
@@ -36,11 +49,11 @@ def _stemmer() -> Stemmer.Stemmer:
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _stemmer().stemWord(word)
+    return sys.intern(_stemmer().stemWord(word))
 
 
 def tokenize(text: str) -> list[str]:
-    """Stemmed identifier parts plus whole compound identifiers, stopwords and 1-char parts dropped."""
+    """`identifier`: stemmed identifier parts plus whole compound identifiers, stopwords and 1-char parts dropped."""
     tokens: list[str] = []
     for word in _WORD.findall(text):
         parts = [p.lower() for p in _PART.findall(word)]
@@ -50,3 +63,13 @@ def tokenize(text: str) -> list[str]:
             tokens.append(word.lower().strip("_"))
     return tokens
 
+
+def tokenize_plain(text: str) -> list[str]:
+    """`plain`: every alphanumeric/CamelCase part, lowercased; no stemming, stopwords or compounds."""
+    return [sys.intern(p.lower()) for word in _WORD.findall(text) for p in _PART.findall(word)]
+
+
+TOKENIZERS: dict[Tokenizer, Callable[[str], list[str]]] = {
+    Tokenizer.IDENTIFIER: tokenize,
+    Tokenizer.PLAIN: tokenize_plain,
+}

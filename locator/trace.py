@@ -26,6 +26,7 @@ class ReadKind(StrEnum):
     RANGE = "range"  # consecutive lines of a file
     OUTLINE = "outline"  # the signature lines of a file's definitions
     SEARCH = "search"  # the hit lines of one bounded indexed search
+    INDEX = "index"  # a whole file read to build a retrieval index (`index_lines`, not `lines`)
 
 
 class TraceEvent(Record):

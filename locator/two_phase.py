@@ -1,6 +1,7 @@
 """The two-phase System One locator family.
 
-Phase 1 (`discovery`: flat or pruned, `locator/discovery.py`) picks files from metadata alone;
+Phase 1 (`discovery`: flat or pruned from metadata alone, or a retriever; `locator/discovery.py`)
+picks files;
 Phase 2 (`reader`, built on the reading engine in `locator/reading/`) reads them, System One
 choosing where, and keeps the reads it rates at or above the observation threshold as evidence.
 Phase 2 is seed 000's progressive reader (`locator=two_phase`), its range-only runtime
@@ -10,16 +11,38 @@ configuration: `locator/discovery=pruned`, `locator/schedule=global`, sources, t
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from locator.base import LocatorContext, LocatorOutput
 from locator.discovery import Discovery
 from locator.reading.engine import ProgressiveReader
 from locator.reading.file_runtime import FileRuntimes
 from locator.reading.range_runtime import RangeRuntime
 from locator.reading.zoom import SemanticZoom
+from locator.result import ResultFile
 from locator.settings import Settings
 from locator.task import Task
 
 _NOUL = "noul: probability that the statement is true"
+_RRF_K = 60  # Cormack et al.'s constant, as in locator/retrieval/ranking.py
+
+
+class RankBy(StrEnum):
+    """How the files with evidence are ordered in the result."""
+
+    EVIDENCE = "evidence"  # by their best evidence's Noul (the seed)
+    DISCOVERY = "discovery"  # in Phase 1's order: the reader confirms, the ranking stays Phase 1's
+    FUSED = "fused"  # reciprocal rank fusion of both orders
+
+
+def _reorder(files: list[ResultFile], discovered: list[str], rank_by: RankBy) -> list[ResultFile]:
+    if rank_by is RankBy.EVIDENCE:
+        return files
+    discovery_rank = {path: n for n, path in enumerate(discovered, 1)}
+    if rank_by is RankBy.DISCOVERY:
+        return sorted(files, key=lambda f: (discovery_rank[f.path], f.path))
+    fused = {f.path: 1 / (_RRF_K + n) + 1 / (_RRF_K + discovery_rank[f.path]) for n, f in enumerate(files, 1)}
+    return sorted(files, key=lambda f: (-fused[f.path], f.path))
 
 
 class TwoPhaseLocator(Settings):
@@ -30,8 +53,11 @@ class TwoPhaseLocator(Settings):
     reader: ProgressiveReader | RangeRuntime | FileRuntimes | SemanticZoom
     file_suffixes: list[str]
     keep_unconfirmed_files: bool
+    rank_by: RankBy
 
     def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
-        handed_off = self.discovery.discover(task, ctx, ctx.candidate_files(self.file_suffixes))
-        states = self.reader.read(task, ctx, handed_off)
-        return LocatorOutput(files=self.reader.result_files(states, self.keep_unconfirmed_files), confidence_semantics=_NOUL)
+        discovered = self.discovery.discover(task, ctx, ctx.candidate_files(self.file_suffixes))
+        states = self.reader.read(task, ctx, discovered.handed_off)
+        files = _reorder(self.reader.result_files(states, self.keep_unconfirmed_files),
+                         [c.info.path for c in discovered.handed_off], self.rank_by)
+        return LocatorOutput(files=files, confidence_semantics=_NOUL, handoff=discovered.handoff())

@@ -11,6 +11,7 @@ K_VALUES = (1, 3, 5, 10)
 class MetricKind(StrEnum):
     QUALITY = "quality"
     COST = "cost"
+    FUNNEL = "funnel"  # where a staged locator lost the gold: its first stage's ranking and hand-off, then the reader
 
 
 @dataclass(frozen=True)
@@ -21,12 +22,13 @@ class MetricSpec:
 
 
 def _specs() -> list[MetricSpec]:
-    q, c = MetricKind.QUALITY, MetricKind.COST
+    q, c, f = MetricKind.QUALITY, MetricKind.COST, MetricKind.FUNNEL
     specs = [
         MetricSpec("file_precision", q, "|returned files ∩ gold files| / |returned files| (0 when nothing is returned)"),
         MetricSpec("file_recall", q, "|returned files ∩ gold files| / |gold files|"),
         MetricSpec("file_f1", q, "harmonic mean of file_precision and file_recall"),
-        MetricSpec("file_mrr", q, "1 / rank of the first gold file in the ranking (0 if none)"),
+        MetricSpec("file_mrr", q, "MRR@k over the returned list, k = its length (bm25: top_files; two_phase: the files "
+                                  "with evidence): 1 / rank of the first gold file returned, 0 if none is (the peers' MRR@k)"),
         MetricSpec("file_map", q, "average precision of the file ranking: mean over gold files of the precision at the "
                                   "rank each is returned (0 if not returned); its mean over tasks is MAP"),
         MetricSpec("file_set_match", q, "1 if the returned file set equals the gold file set (OrcaLoca set match)"),
@@ -63,6 +65,8 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("cost_usd", c, "billed provider cost of the physical calls (needs a price table)"),
         MetricSpec("logical_cost_usd", c, "provider cost the logical calls would have had without the cache"),
         MetricSpec("source_lines_read", c, "source lines handed to the locator by the RepositoryView"),
+        MetricSpec("index_lines", c, "lines read to build an index (retrieval documents, the definitions index, a text "
+                                     "scan), charged to each task that uses it whether or not a cache held it"),
         MetricSpec("elapsed_ms", c, "wall time of localization"),
         MetricSpec("source_tokens", c, "exact o200k tokens of the source excerpts the response sends (seed 001)"),
         MetricSpec("response_json_tokens", c, "exact o200k tokens of the complete response JSON, turn 1 (seed 001)"),
@@ -85,6 +89,18 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("wanted_lines_sent", c, "wanted lines the pack's text carries"),
         MetricSpec("pack_line_recall", q, "gold lines the pack's text carries / gold lines: what reaches the agent under "
                                           "the cap"),
+    ]
+    specs += [
+        MetricSpec("discovery_recall", f, "gold files among those the first stage handed off / gold files (undefined "
+                                          "without a recorded hand-off)"),
+        MetricSpec("discovery_rank_best", f, "1-based rank of the best-ranked gold file in the first stage's ranking "
+                                             "(undefined if it ranked none)"),
+        MetricSpec("discovery_rank_worst", f, "rank of the worst-ranked gold file: how deep a hand-off must go to pass "
+                                              "every gold file (undefined if one was never ranked)"),
+        MetricSpec("reader_conversion", f, "gold files handed off that ended in the result with evidence / gold files "
+                                           "handed off (undefined when none was handed off)"),
+        MetricSpec("handoff_line_recall", f, "evidence-line recall within the handed-off gold files: what the reader "
+                                             "found of the gold it was given (undefined when none was handed off)"),
     ]
     return specs
 

@@ -55,6 +55,28 @@ def average_precision(ranked: list[str], gold: set[str]) -> float:
     return total / len(gold) if gold else 0.0
 
 
+def funnel_metrics(result: LocalizationResult, gold_files: set[str], gold_lines: dict[str, set[int]],
+                   predicted_lines: dict[str, set[int]]) -> dict[str, float | None]:
+    """Where the gold was lost: in the first stage's ranking, at its hand-off, or in the reader."""
+    handoff = result.handoff
+    if handoff is None or not gold_files:
+        return dict.fromkeys(("discovery_recall", "discovery_rank_best", "discovery_rank_worst", "reader_conversion",
+                              "handoff_line_recall"))
+    rank = {path: n for n, path in enumerate(handoff.ranked, 1)}
+    ranks = [rank.get(path) for path in sorted(gold_files)]
+    handed = gold_files & set(handoff.handed_off)
+    with_evidence = {f.path for f in result.files if f.evidence}
+    handed_gold_lines = sum(len(gold_lines.get(path, ())) for path in handed)
+    found = sum(len(gold_lines.get(path, set()) & predicted_lines.get(path, set())) for path in handed)
+    return {
+        "discovery_recall": len(handed) / len(gold_files),
+        "discovery_rank_best": min((r for r in ranks if r is not None), default=None),
+        "discovery_rank_worst": None if None in ranks else max(ranks),
+        "reader_conversion": len(handed & with_evidence) / len(handed) if handed else None,
+        "handoff_line_recall": found / handed_gold_lines if handed_gold_lines else None,
+    }
+
+
 def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf,
                pack: ContextPack) -> dict[str, float | None]:
     """All metrics of METRICS for one task (`pack`: the result rendered for the agent); None where a
@@ -99,6 +121,8 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf,
         scores[f"module_acc_all@{k}"] = _acc_all(predicted_modules, gold_modules, k)
         scores[f"entity_acc_all@{k}"] = _acc_all(predicted_entities, gold_entities, k)
 
+    scores.update(funnel_metrics(result, gold_files, gold_lines, predicted_lines))
+
     cost = result.cost
     physical = cost.physical
     scores.update(
@@ -117,6 +141,7 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf,
             "cost_usd": physical.usd if physical else None,
             "logical_cost_usd": cost.usd,
             "source_lines_read": cost.source_lines_read,
+            "index_lines": cost.index_lines,
             "elapsed_ms": cost.elapsed_ms,
         }
     )

@@ -16,8 +16,9 @@ from experiments.paths import CONF_DIR, PROJECT_ROOT
 from tests.conftest import LOCAGENT_FILE, SWEBENCH_FILE
 
 
-# The locator a sub-group's options are composed under (two_phase unless named here).
-_SUBGROUP_HOST = {"base": "ast_lane"}
+# The locator a sub-group's options are composed under (two_phase unless named here), and the
+# package they go to when it is not the group's own (a retriever fills one of hybrid's two slots).
+_SUBGROUP_HOST = {"base": ("ast_lane", ""), "retriever": ("hybrid", "@locator.second")}
 
 
 def _options() -> list[tuple[str, ...]]:
@@ -28,8 +29,8 @@ def _options() -> list[tuple[str, ...]]:
             combos.append((f"{group.name}={option.stem}",))
         for sub in sorted(p for p in group.iterdir() if p.is_dir()):
             for option in sorted(sub.glob("*.yaml")):
-                host = _SUBGROUP_HOST.get(sub.name, "two_phase")
-                combos.append((f"locator={host}", f"{group.name}/{sub.name}={option.stem}"))
+                host, package = _SUBGROUP_HOST.get(sub.name, ("two_phase", ""))
+                combos.append((f"locator={host}", f"{group.name}/{sub.name}{package}={option.stem}"))
     return combos
 
 
@@ -47,6 +48,8 @@ def _needs(overrides: tuple[str, ...], tmp_path: Path) -> tuple[str, ...]:
         pytest.skip(f"SWE-bench subset not found at {SWEBENCH_FILE}")
     if "locator=locagent" in joined:
         extra += (f"locator.path={LOCAGENT_FILE}",)
+    if "dataset=swebench" in overrides:  # any SWE-bench rows: the shared subset's are rows too
+        extra += (f"dataset.loader.path={SWEBENCH_FILE}",)
     return extra
 
 
@@ -62,7 +65,9 @@ def _targets(node, path="") -> list[str]:
 
 
 @pytest.mark.parametrize("overrides", _options(), ids=lambda o: " ".join(o))
-def test_every_option_composes_and_every_target_instantiates(overrides, tmp_path):
+def test_every_option_composes_and_every_target_instantiates(overrides, tmp_path, monkeypatch):
+    if "tracking=server" in overrides:  # the server option reads its address from the environment, as documented
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5055")
     cfg = compose_config(*overrides, *_needs(overrides, tmp_path))
     assert OmegaConf.to_container(cfg, resolve=True)  # every interpolation resolves
     targets = _targets(cfg)

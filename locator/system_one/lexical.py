@@ -11,6 +11,10 @@ among them is the one whose content hash of (task, option key, option text) is g
 deterministic and never depends on the order the options were listed in (a "stop" listed first
 does not win a tie for being first).
 
+Length reference: an item's length is normalized against `reference_tokens` (`length_reference:
+fixed`), or against the mean length of the items asked together (`request_mean`, BM25's avgdl): a
+long outline or excerpt then competes with the items beside it instead of with a 20-token path.
+
 Novelty: a request whose state carries `covered` (text System One has already established, e.g.
 the evidence kept so far) asks what is new; a Noul or score item's tokens found in it count
 `covered_discount` less, so an excerpt repeating what is covered scores lower than one adding to it.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from enum import StrEnum
 from functools import lru_cache
 
 from locator.hashing import blake3_hex
@@ -29,6 +34,11 @@ from locator.system_one.wire import Answer, ChoiceAnswer, NoulAnswer, Question, 
 from locator.text import tokenize
 
 _VERSION = "lexical-v3"
+
+
+class LengthReference(StrEnum):
+    FIXED = "fixed"  # reference_tokens
+    REQUEST_MEAN = "request_mean"  # the mean token count of the request's noul/score items
 # "path: a/b.py" style metadata: the labels are the locator's wording, not the item.
 _FIELD_LABEL = re.compile(r"^\s*[A-Za-z_ ]+:\s", re.MULTILINE)
 
@@ -53,8 +63,8 @@ def item_text(question: Question) -> str:
 
 
 class LexicalBackend:
-    def __init__(self, *, scale: float, length_norm: float, reference_tokens: float, shared_token_damping: float,
-                 covered_discount: float, temperature: float, model: str):
+    def __init__(self, *, scale: float, length_norm: float, reference_tokens: float, length_reference: str,
+                 shared_token_damping: float, covered_discount: float, temperature: float, model: str):
         if scale <= 0 or temperature <= 0 or reference_tokens <= 0:
             raise ValueError("lexical backend: scale, temperature and reference_tokens must be > 0")
         if not (0 <= length_norm <= 1 and 0 <= shared_token_damping <= 1 and 0 <= covered_discount <= 1):
@@ -62,6 +72,7 @@ class LexicalBackend:
         self.scale = scale
         self.length_norm = length_norm
         self.reference_tokens = reference_tokens
+        self.length_reference = LengthReference(length_reference)
         self.shared_token_damping = shared_token_damping
         self.covered_discount = covered_discount
         self.temperature = temperature
@@ -69,17 +80,20 @@ class LexicalBackend:
 
     @property
     def identity(self) -> str:
+        # The fixed reference keeps lexical-v3's identity, so decisions cached before the option existed stay valid.
+        reference = "" if self.length_reference is LengthReference.FIXED else f":length_reference={self.length_reference}"
         return (
             f"{_VERSION}:scale={self.scale}:length_norm={self.length_norm}:reference_tokens={self.reference_tokens}"
-            f":shared_token_damping={self.shared_token_damping}:covered_discount={self.covered_discount}"
+            f"{reference}:shared_token_damping={self.shared_token_damping}:covered_discount={self.covered_discount}"
             f":temperature={self.temperature}"
         )
 
-    def _relevance(self, weights: dict[str, float], tokens: frozenset[str], damp: dict[str, float]) -> float:
+    def _relevance(self, weights: dict[str, float], tokens: frozenset[str], damp: dict[str, float],
+                   reference: float | None = None) -> float:
         matched = sum(weights[t] * damp.get(t, 1.0) for t in tokens if t in weights)
         if matched == 0:
             return 0.0
-        norm = 1 - self.length_norm + self.length_norm * len(tokens) / self.reference_tokens
+        norm = 1 - self.length_norm + self.length_norm * len(tokens) / (reference or self.reference_tokens)
         return matched / (matched + self.scale * norm)
 
     def _damping(self, items: list[frozenset[str]]) -> dict[str, float]:
@@ -107,6 +121,9 @@ class LexicalBackend:
         weights = _task_weights(task_text)
         items = {k: frozenset(tokenize(item_text(q))) for k, q in request.questions.items() if q.type != "choice"}
         damp = self._damping(list(items.values()))
+        reference = None
+        if self.length_reference is LengthReference.REQUEST_MEAN and items:
+            reference = max(sum(len(t) for t in items.values()) / len(items), 1.0)
         covered = request.state.get("covered")
         if isinstance(covered, str):
             for t in frozenset(tokenize(covered)):
@@ -116,6 +133,6 @@ class LexicalBackend:
             if question.type == "choice":
                 answers[key] = self._choice(task_text, weights, question)
                 continue
-            p = round(self._relevance(weights, items[key], damp), 6)
+            p = round(self._relevance(weights, items[key], damp, reference), 6)
             answers[key] = NoulAnswer(noul=p) if question.type == "noul" else score_answer(p, len(question.criteria or []))
         return Response(model=self.model, answers=answers, usage=wire_usage(request, answers))

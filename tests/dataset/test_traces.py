@@ -77,9 +77,9 @@ def test_bad_trace_inputs_are_refused_naming_what(tmp_path, swebench_file):
     from experiments.paths import PROJECT_ROOT
 
     with pytest.raises(ManifestError, match="max_trace_bytes must be >= 1"):
-        load_swebench_traces(swebench_file, "t", "1", "d", 0)
+        load_swebench_traces(swebench_file, "t", "1", "d", 0, None, None, ".")
     with pytest.raises(ManifestError, match="longer than max_trace_bytes"):
-        load_swebench_traces(swebench_file, "t", "1", "d", 10)
+        load_swebench_traces(swebench_file, "t", "1", "d", 10, None, None, ".")
     demo = load_manifest(PROJECT_ROOT / "datasets" / "demo" / "manifest.jsonl")
     issues_only = tmp_path / "issues.jsonl"
     rows = [r for r in demo.rows if r.task.metadata.get("input") != "failure_trace"]

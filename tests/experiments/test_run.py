@@ -57,7 +57,7 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert len(results) == 2 and all((r.parent / "trace.jsonl").is_file() for r in results)
 
     saved = json.loads(results[0].read_text())
-    assert saved["schema_version"] == 2
+    assert saved["schema_version"] == 3
     assert saved["provenance"]["code"]["source_blake3"] == job.data.tags["loclab.code_identity"]
     assert saved["provenance"]["run_key"] == job.data.tags["loclab.run_key"]
 

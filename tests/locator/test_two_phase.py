@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from locator.discovery import Candidate
+from locator.two_phase import RankBy
 from locator.reading.state import FileState, Observation
 from locator.repository import FileInfo, RepositoryView
 from locator.windows import LineRange
@@ -377,3 +378,59 @@ def test_seed_default_keeps_every_whole_range_at_the_threshold():
     assert len(evidence.evidence(state)) == 5 and evidence.max_evidence_spans is None
     earlier = compose_locator("two_phase", "locator/observation=chunked").reader.evidence
     assert [(e.start_line, e.end_line) for e in earlier.evidence(state)] == [(801, 940), (601, 740), (401, 540)]
+
+
+# --- The stage funnel, retrieval discovery, rank_by ---------------------------------------------
+
+def test_the_result_records_phase_one_ranking_and_hand_off(repo):
+    rules = [("path: pkg/a.py", 0.9), ("path: pkg/b.py", 0.8), ("path: pkg/c.py", 0.3), ("path: docs", 0.2)]
+    result = _run(repo, rules, locator=_locator(discovery_params=dict(file_threshold=0.5, max_files=3)))[0]
+    assert result.handoff.stage == "file_discovery"
+    assert result.handoff.ranked == ["pkg/a.py", "pkg/b.py", "pkg/c.py", "docs/notes.py"]
+    assert result.handoff.handed_off == ["pkg/a.py", "pkg/b.py"]
+
+
+def test_retrieval_discovery_hands_off_the_retrievers_top_files_and_charges_its_index(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {
+        "pkg/parser.py": _lines(30, {7: "parse_config"}), "pkg/config.py": _lines(30, {3: "config"}),
+        "pkg/other.py": _lines(30)}))
+    task = Task(id="t", text="parse_config drops the config section", subject=TASK.subject)
+    locator = compose_locator("two_phase", "locator/discovery=retrieval", discovery={"max_files": 1},
+                              reader={"action_threshold": 0.0})
+    result = localize(locator, task, repo, SystemOne(ScriptedBackend([]), "scripted"), Trace())
+    assert result.handoff.ranked == ["pkg/parser.py", "pkg/config.py"]  # other.py shares no token: not ranked
+    assert result.handoff.handed_off == ["pkg/parser.py"]
+    discovery = _stage(result, "file_discovery")
+    assert discovery.index_lines == 90 and discovery.source_lines_read == 0 and discovery.model_calls == 0
+    assert result.cost.index_lines == 90
+
+
+@pytest.mark.parametrize("rank_by, expected", [("evidence", ["pkg/b.py", "pkg/a.py"]),
+                                                ("discovery", ["pkg/a.py", "pkg/b.py"])])
+def test_rank_by_orders_the_files_with_evidence(repo, rank_by, expected):
+    # Phase 1 prefers a.py; the reader's evidence in b.py is stronger
+    rules = [("path: pkg/a.py", 0.9), ("path: pkg/b.py", 0.8), ("path:", 0.0),
+             ("HOT_ONE", 0.75), ("LATE_HOT", 0.95), ("lines", 0.5)]
+    locator = _seed_locator(soft_rounds=4, hard_rounds=4).model_copy(update={"rank_by": RankBy(rank_by)})
+    assert _run(repo, rules, locator=locator)[0].ranked_paths() == expected
+
+
+def test_fused_rank_is_reciprocal_rank_fusion_of_both_orders():
+    from locator.result import ResultFile
+    from locator.two_phase import RankBy, _reorder
+
+    files = [ResultFile(path=p) for p in ("x", "y", "z")]  # evidence order
+    # discovery order z, y, x: y is second in both, x and z tie (1/61 + 1/63): by path
+    assert [f.path for f in _reorder(files, ["z", "y", "x"], RankBy.FUSED)] == ["x", "z", "y"]
+    assert [f.path for f in _reorder(files, ["z", "y", "x"], RankBy.DISCOVERY)] == ["z", "y", "x"]
+
+
+def test_outline_discovery_shows_the_names_a_file_defines_and_charges_their_signatures(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": "class Parser:\n    def parse(self):\n        pass\n",
+                                                "pkg/b.py": "x = 1\n"}))
+    outlined = _locator(discovery_params={"describe": "outline", "file_threshold": 0.9})
+    result, backend, _ = _run(repo, [("defines: Parser, Parser.parse", 0.95)], locator=outlined)
+    assert result.handoff.handed_off == ["pkg/a.py"]
+    assert _stage(result, "file_discovery").source_lines_read == 2  # two signature lines: class and method
+    plain, backend, _ = _run(repo, [("defines:", 0.95)], locator=_locator(discovery_params={"file_threshold": 0.9}))
+    assert plain.handoff.handed_off == [] and _stage(plain, "file_discovery").source_lines_read == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dataset.manifest import Gold, GoldSpan
-from locator.result import Cost, Evidence, LocalizationResult, PhysicalCost, Producer, ResultFile, Tokens
+from locator.result import Cost, Evidence, Handoff, LocalizationResult, PhysicalCost, Producer, ResultFile, Tokens
 from metrics.definitions import METRICS
 from experiments.config import build
 from metrics.localization import score_task
@@ -152,3 +152,45 @@ def test_a_producer_entity_ranking_is_scored_as_that_ranking():
     assert _score(only_first, GOLD)["entity_acc_all@10"] == 0.0  # K.m was never ranked
     only_other_module = ranked.model_copy(update={"ranked_modules": ["b.py:bee"]})
     assert _score(only_other_module, GOLD)["module_acc_all@10"] == 0.0
+
+
+def test_the_funnel_says_where_each_gold_file_was_lost():
+    # d.py ranked 4th but not handed off (lost in Phase 1); a.py handed off and kept with evidence;
+    # gold lines of a.py: 2, 3, 21, 22 — the evidence holds 2, 3 and 21.
+    result = RESULT.model_copy(update={"handoff": Handoff(stage="file_discovery", ranked=["b.py", "a.py", "c.py", "d.py"],
+                                                          handed_off=["b.py", "a.py", "c.py"])})
+    scores = _score(result, GOLD)
+    assert scores["discovery_recall"] == pytest.approx(1 / 2)
+    assert (scores["discovery_rank_best"], scores["discovery_rank_worst"]) == (2, 4)
+    assert scores["reader_conversion"] == 1.0
+    assert scores["handoff_line_recall"] == pytest.approx(3 / 4)
+
+
+def test_the_reader_dropping_a_handed_off_gold_file_shows_as_conversion():
+    result = RESULT.model_copy(update={
+        "files": [f for f in RESULT.files if f.path != "a.py"],
+        "handoff": Handoff(stage="file_discovery", ranked=["a.py", "b.py"], handed_off=["a.py", "b.py"])})
+    scores = _score(result, GOLD)
+    assert scores["discovery_recall"] == pytest.approx(1 / 2)
+    assert scores["discovery_rank_worst"] is None  # d.py was never ranked
+    assert scores["reader_conversion"] == 0.0 and scores["handoff_line_recall"] == 0.0
+
+
+def test_without_a_handoff_the_funnel_is_undefined_not_zero(scores):
+    assert all(scores[m] is None for m in ("discovery_recall", "discovery_rank_best", "discovery_rank_worst",
+                                           "reader_conversion", "handoff_line_recall"))
+
+
+def test_index_lines_are_reported_apart_from_lines_read():
+    result = RESULT.model_copy(update={"cost": RESULT.cost.model_copy(update={"index_lines": 900})})
+    scores = _score(result, GOLD)
+    assert (scores["index_lines"], scores["source_lines_read"]) == (900, 40)
+
+
+def test_a_handed_off_gold_file_kept_without_evidence_is_not_converted():
+    # keep_unconfirmed_files: a.py stays in the result as context, with no evidence
+    files = [f if f.path != "a.py" else ResultFile(path="a.py") for f in RESULT.files]
+    result = RESULT.model_copy(update={"files": files, "handoff": Handoff(stage="file_discovery", ranked=["a.py"],
+                                                                             handed_off=["a.py"])})
+    scores = _score(result, GOLD)
+    assert scores["reader_conversion"] == 0.0

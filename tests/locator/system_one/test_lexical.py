@@ -126,3 +126,16 @@ def test_what_is_covered_counts_less_novelty():
     assert compose_backend("lexical", covered_discount=0.0).answer(
         Request(state={"task": TASK, "covered": "nested CompoundModels"}, model="m", questions={"a": item})
     ).answers["a"].noul == plain.answers["a"].noul
+
+
+def test_a_request_mean_reference_lets_a_long_item_compete_with_the_items_beside_it():
+    from locator.system_one.wire import Question, Request
+
+    long_item = "parse_config section " + " ".join(f"filler{i}" for i in range(120))
+    request = Request(state={"task": "parse_config ignores the section"}, model="m",
+                      questions={"q0": Question(type="noul", instructions="i", criteria="x", content=long_item),
+                                 "q1": Question(type="noul", instructions="i", criteria="y", content=long_item + " other")})
+    fixed = compose_backend("lexical").answer(request).answers["q0"].noul
+    relative = compose_backend("lexical", length_reference="request_mean").answer(request).answers["q0"].noul
+    assert relative > 0.5 > fixed  # against a 20-token reference a 120-token excerpt cannot reach even 0.5
+    assert compose_backend("lexical", length_reference="request_mean").identity != compose_backend("lexical").identity

@@ -1,0 +1,112 @@
+"""What a retriever indexes: whole files, or definition-level chunks (tree-sitter), each with its
+line span so a file's best chunks can become its evidence.
+
+Tokens are cached per process by (tokenizer, content hash): a file that is the same in two tasks or
+two revisions of a repository is tokenized once. The cache changes time, never a score.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from locator.definitions import grammar_of, parse_definitions
+from locator.hashing import blake3_hex
+from locator.text import TOKENIZERS, Tokenizer
+
+
+class Granularity(StrEnum):
+    FILE = "file"  # one document per file
+    DEFINITION = "definition"  # one per innermost definition and per run of lines outside them
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start_line: int
+    end_line: int
+    label: str  # the definition's qualified name, or `<module>`
+
+
+@dataclass(frozen=True)
+class Document:
+    path: str
+    chunk: Chunk
+    text: str  # what is indexed: the path and label, then the lines
+
+
+class _LRU:
+    """A bounded, thread-safe memo (tasks of one job may run concurrently)."""
+
+    def __init__(self, size: int):
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self._size = size
+
+    def get(self, key, make: Callable):
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return value
+
+
+_TOKENS = _LRU(400_000)
+_CHUNKS = _LRU(100_000)
+
+
+def tokens_of(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:
+    return _TOKENS.get((tokenizer, blake3_hex(text)), lambda: tuple(TOKENIZERS[tokenizer](text)))
+
+
+def _split(start: int, end: int, label: str, max_lines: int) -> list[Chunk]:
+    return [Chunk(s, min(s + max_lines - 1, end), label) for s in range(start, end + 1, max_lines)]
+
+
+def _definition_chunks(path: str, lines: tuple[str, ...], max_lines: int) -> list[Chunk]:
+    """Innermost definitions whole (split past `max_lines`), and each run of lines outside them
+    (module code, class headers and attributes) as `<module>` chunks; blank runs are dropped."""
+    grammar = grammar_of(path)
+    if grammar is None or not lines:
+        return _split(1, len(lines), "<module>", max_lines) if lines else []
+    defs = parse_definitions(path, "".join(lines).encode("utf-8"), grammar)
+    leaves = sorted((d for d in defs if not any(o is not d and d.start_line <= o.start_line and o.end_line <= d.end_line
+                                                 for o in defs)), key=lambda d: d.start_line)
+    chunks: list[Chunk] = []
+    line = 1
+    for leaf in leaves:
+        if leaf.start_line < line:  # overlapping leaves cannot happen in a parse tree; be safe
+            continue
+        if leaf.start_line > line:
+            chunks += _gap(lines, line, leaf.start_line - 1, max_lines)
+        chunks += _split(leaf.start_line, leaf.end_line, leaf.qualname, max_lines)
+        line = leaf.end_line + 1
+    if line <= len(lines):
+        chunks += _gap(lines, line, len(lines), max_lines)
+    return chunks
+
+
+def _gap(lines: tuple[str, ...], start: int, end: int, max_lines: int) -> list[Chunk]:
+    if not any(lines[n - 1].strip() for n in range(start, end + 1)):
+        return []
+    return _split(start, end, "<module>", max_lines)
+
+
+def documents(path: str, lines: tuple[str, ...], granularity: Granularity, max_chunk_lines: int) -> list[Document]:
+    if granularity is Granularity.FILE:
+        chunks = [Chunk(1, max(len(lines), 1), "<file>")]
+    else:
+        digest = blake3_hex("".join(lines))
+        chunks = _CHUNKS.get((path.rsplit(".", 1)[-1], digest, max_chunk_lines),
+                             lambda: _definition_chunks(path, lines, max_chunk_lines))
+    # The path (and a definition's name) is indexed with every chunk: an issue that names the module
+    # or the function should find it.
+    return [Document(path, c, f"{path} {'' if c.label.startswith('<') else c.label}\n"
+                              + "".join(lines[c.start_line - 1 : c.end_line])) for c in chunks]

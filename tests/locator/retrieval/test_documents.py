@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from locator import text
+from locator.retrieval import documents as docs
+from locator.retrieval.documents import Granularity, documents, tokens_of
+from locator.text import Tokenizer
+
+SOURCE = (
+    "import os\n"                      # 1
+    "\n"                               # 2
+    "LIMIT = 3\n"                      # 3
+    "\n"                               # 4
+    "class Table:\n"                   # 5
+    "    rows = []\n"                  # 6
+    "\n"                               # 7
+    "    def render(self):\n"          # 8
+    "        return self.rows\n"       # 9
+    "\n"                               # 10
+    "def helper(value):\n"             # 11
+    "    return value\n"               # 12
+)
+
+
+def _lines(source: str) -> tuple[str, ...]:
+    return tuple(source.splitlines(keepends=True))
+
+
+def test_definition_chunks_are_innermost_definitions_and_the_runs_between_them():
+    chunks = [(d.chunk.start_line, d.chunk.end_line, d.chunk.label)
+              for d in documents("pkg/t.py", _lines(SOURCE), Granularity.DEFINITION, 120)]
+    # the class header and its attribute are a <module> run; the method and the function are whole
+    assert chunks == [(1, 7, "<module>"), (8, 9, "Table.render"), (11, 12, "helper")]
+
+
+def test_blank_runs_are_not_chunks_and_every_nonblank_line_is_in_exactly_one():
+    found = documents("pkg/t.py", _lines(SOURCE), Granularity.DEFINITION, 120)
+    covered = [n for d in found for n in range(d.chunk.start_line, d.chunk.end_line + 1)]
+    assert len(covered) == len(set(covered))
+    nonblank = {n for n, line in enumerate(_lines(SOURCE), 1) if line.strip()}
+    assert nonblank <= set(covered)
+    assert 10 not in covered  # the blank line between the class and the function
+
+
+def test_long_chunks_are_split_and_names_are_indexed_with_the_text():
+    long = "def big():\n" + "    x = 1\n" * 30
+    found = documents("pkg/big.py", _lines(long), Granularity.DEFINITION, 10)
+    assert [(d.chunk.start_line, d.chunk.end_line) for d in found] == [(1, 10), (11, 20), (21, 30), (31, 31)]
+    assert all(d.text.startswith("pkg/big.py big\n") for d in found)
+
+
+def test_a_file_without_a_grammar_is_cut_into_plain_pieces():
+    found = documents("pkg/notes.txt", _lines("a\nb\nc\n"), Granularity.DEFINITION, 2)
+    assert [(d.chunk.start_line, d.chunk.end_line, d.chunk.label) for d in found] == [(1, 2, "<module>"), (3, 3, "<module>")]
+
+
+def test_file_granularity_is_one_document():
+    [doc] = documents("pkg/t.py", _lines(SOURCE), Granularity.FILE, 120)
+    assert (doc.chunk.start_line, doc.chunk.end_line) == (1, 12) and doc.text.endswith(SOURCE)
+
+
+def test_the_same_content_is_tokenized_once(monkeypatch):
+    calls = []
+
+    def counting(source: str) -> list[str]:
+        calls.append(source)
+        return source.split()
+
+    monkeypatch.setitem(text.TOKENIZERS, Tokenizer.PLAIN, counting)
+    monkeypatch.setattr(docs, "_TOKENS", docs._LRU(16))
+    content = "alpha beta unique-content-for-this-test"
+    assert tokens_of(content, Tokenizer.PLAIN) == tokens_of(content, Tokenizer.PLAIN) == ("alpha", "beta", "unique-content-for-this-test")
+    assert calls == [content]  # the second file (another task, another revision) with that content: no tokenizing
+    tokens_of(content + " changed", Tokenizer.PLAIN)
+    assert len(calls) == 2

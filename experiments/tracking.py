@@ -108,7 +108,7 @@ def flatten(cfg: DictConfig, keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 # Overrides that say where input and output are, or what the run name already says, never name a run.
-_WHERE = ("hydra.", "hydra/", "dataset.", "paths.", "experiment=")
+_WHERE = ("hydra.", "hydra/", "dataset.", "paths.", "experiment=", "sweep=")  # where and how it ran, not what
 _UNNAMED = (*_WHERE, "locator=", "dataset=")
 
 

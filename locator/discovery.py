@@ -37,12 +37,12 @@ DISCOVERY_STAGE = "file_discovery"
 FILE_INSTRUCTIONS = "Judge from the path and size alone: will this file need to be read or edited to resolve the task?"
 OUTLINE_INSTRUCTIONS = ("Judge from the path, size and the names the file defines: will this file need to be read or "
                         "edited to resolve the task?")
+DIRECTORY_INSTRUCTIONS = "Judge from the directory path and its contents' names: could files under it need to be read or edited?"
 
 
 class FileDescription(StrEnum):
     PATH = "path"  # path, line count, size: metadata only
     OUTLINE = "outline"  # and the names of the definitions it holds (ctx.outline: signature lines charged)
-DIRECTORY_INSTRUCTIONS = "Judge from the directory path and its contents' names: could files under it need to be read or edited?"
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ chunk's cosine similarity to the task text, and its best chunks are its evidence
 
 Cost: the index reads every candidate file (`index_lines`, as for bm25). Encoding is the one-time
 part: embeddings are kept on disk by content hash (`cache_path`), so most chunks of a repository's
-next commit, or of another task on it, are never encoded again; each task's stage reports the
-chunks it had to encode (`chunks_encoded`) and the time that took (`encode_ms`), apart from the
-per-task work. Needs the `embed` extra.
+next commit, or of another task on it, are never encoded again; each task's `retrieval` stage
+reports the chunks it indexed (`chunks`), those it had to encode (`chunks_encoded`) and the time
+that took (`encode_ms`), apart from the per-task work. Needs the `embed` extra.
 """
 
 from __future__ import annotations
@@ -50,9 +50,10 @@ class EmbeddingRetrievalLocator(RetrievalLocator):
         encode_ms = round((time.perf_counter() - started) * 1000, 3)
         query = self._encode([task.text])[0]
         similarity = vectors @ query if len(docs) else np.zeros(0)
-        ctx.decide(stage="retrieval", chunks=len(docs), chunks_encoded=encoded, encode_ms=encode_ms)
+        cost = (("chunks", len(docs)), ("chunks_encoded", encoded), ("encode_ms", encode_ms))
+        ctx.decide(stage="retrieval", **dict(cost))
         return by_best_document(docs, similarity, self.windows_per_file,
-                                f"{MODEL_NAME} cosine over {self.granularity}-level chunks")
+                                f"{MODEL_NAME} cosine over {self.granularity}-level chunks", cost)
 
     def evidence(self, task: Task, ctx: LocatorContext, file: RankedFile) -> list[Evidence]:
         return span_evidence(ctx, file, self.confidence_type, "cosine over this file's chunks")

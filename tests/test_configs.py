@@ -3,6 +3,7 @@ README's run/score commands compose as written (lightning-hydra-template's test_
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 from pathlib import Path
@@ -48,6 +49,8 @@ def _needs(overrides: tuple[str, ...], tmp_path: Path) -> tuple[str, ...]:
         pytest.skip(f"SWE-bench subset not found at {SWEBENCH_FILE}")
     if "locator=locagent" in joined:
         extra += (f"locator.path={LOCAGENT_FILE}",)
+    if "sweep=ray" in overrides and importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None:
+        pytest.skip("sweep=ray needs the ray extra: pip install -e '.[ray]'")
     if "dataset=swebench" in overrides:  # any SWE-bench rows: the shared subset's are rows too
         extra += (f"dataset.loader.path={SWEBENCH_FILE}",)
     return extra

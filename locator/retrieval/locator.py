@@ -46,7 +46,7 @@ class RetrievalLocator(Settings):
         with ctx.stage(RETRIEVAL_STAGE) as stage:
             ranking = self.rank(task, ctx)
             top = ranking.top(self.top_files)
-            stage.set(files_ranked=len(ranking.files), files_returned=len(top))
+            stage.set(files_ranked=len(ranking.files), files_returned=len(top), **dict(ranking.details))
         best = top[0].score if top else 1.0
         with ctx.stage("evidence"):
             files = [ResultFile(path=f.path,

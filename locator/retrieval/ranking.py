@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -32,6 +33,7 @@ class Ranking:
 
     files: tuple[RankedFile, ...]
     basis: str  # what the scores are, for the result's confidence
+    details: tuple[tuple[str, int | float], ...] = ()  # what building it cost beyond index_lines, for the stage
 
     def top(self, n: int) -> tuple[RankedFile, ...]:
         return self.files[:n]
@@ -42,7 +44,8 @@ def ranked(scored: dict[str, tuple[float, tuple[ScoredSpan, ...]]], basis: str) 
     return Ranking(tuple(RankedFile(p, scored[p][0], scored[p][1]) for p in order), basis)
 
 
-def by_best_document(docs: list[Document], scores, keep_spans: int, basis: str) -> Ranking:
+def by_best_document(docs: list[Document], scores, keep_spans: int, basis: str,
+                     details: tuple[tuple[str, int | float], ...] = ()) -> Ranking:
     """Files ranked by their best-scoring document (max aggregation), each keeping its best
     `keep_spans` positive-scoring documents as spans (0: none, for whole-file documents)."""
     by_file: dict[str, list[ScoredSpan]] = {}
@@ -53,7 +56,7 @@ def by_best_document(docs: list[Document], scores, keep_spans: int, basis: str) 
     for path, spans in by_file.items():
         spans.sort(key=lambda s: (-s.score, s.start_line))
         scored[path] = (spans[0].score, tuple(s for s in spans[:keep_spans] if s.score > 0))
-    return ranked(scored, basis)
+    return dataclasses.replace(ranked(scored, basis), details=details)
 
 
 @runtime_checkable

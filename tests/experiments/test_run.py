@@ -3,6 +3,7 @@ a real MLflow SQLite store."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 
@@ -110,12 +111,19 @@ def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):
     assert statuses == {"0": "FAILED", "5": "FINISHED"}
 
 
-def test_a_parallel_sweep_shares_one_store_created_by_the_parent(ws):
-    _ok(ws.run("experiments.run", "sweep=parallel", "locator=bm25,two_phase", "limit=1", multirun=True))
+_NO_RAY = importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None
+
+
+# joblib; the Slurm launcher's local executor; a local Ray cluster (the ray extra)
+@pytest.mark.parametrize("launcher", ["parallel", "submitit_local",
+                                      pytest.param("ray", marks=pytest.mark.skipif(_NO_RAY, reason="needs the ray extra"))])
+def test_a_parallel_sweep_shares_one_store_created_by_the_parent(ws, launcher):
+    _ok(ws.run("experiments.run", f"sweep={launcher}", "locator=bm25,two_phase", "limit=1", multirun=True))
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     assert parent.info.status == "FINISHED"
     assert {c.data.tags["mlflow.parentRunId"] for c in ws.jobs()} == {parent.info.run_id}
-    assert len(ws.jobs()) == 2
+    assert sorted(j.info.run_name for j in ws.jobs()) == ["bm25@demo limit=1", "two_phase@demo limit=1"]
+    assert all(j.info.status == "FINISHED" for j in ws.jobs())
 
 
 def test_unknown_locator_lists_the_known_ones(ws):

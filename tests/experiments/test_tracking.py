@@ -20,6 +20,7 @@ def test_jobs_are_named_by_the_overrides_that_tell_them_apart():
                  "hydra.run.dir=/tmp/x", "dataset=demo"]
     assert job_run_name("two_phase", "demo", overrides) == "two_phase@demo limit=3 observation_threshold=0.6"
     assert job_run_name("bm25", "demo", ["locator=bm25"]) == "bm25@demo"
+    assert job_run_name("bm25", "demo", ["locator=bm25", "sweep=slurm"]) == "bm25@demo"  # where it ran is no name
     # a shared last part is lengthened until the labels differ
     assert short_overrides(["locator.discovery.max_files=4", "locator.reader.max_files=2"]) == \
         ["discovery.max_files=4", "reader.max_files=2"]

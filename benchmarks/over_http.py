@@ -4,9 +4,13 @@ server with injected latency, and one timed localization over HTTP."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,6 +25,7 @@ from locator.runtime import localize
 from locator.system_one.cache import DecisionCache
 from locator.system_one.client import SystemOne
 from locator.trace import Trace
+from metrics.comparator import what_was_found
 
 
 def arguments() -> argparse.Namespace:
@@ -52,3 +57,29 @@ def timed_localize(locator, row: ManifestRow, root: Path, url: str, concurrency:
     started = time.perf_counter()
     result = localize(locator, row.task, RepositoryView(root), system_one, Trace())
     return time.perf_counter() - started, result
+
+
+def timed_job(args: list[str], env: dict[str, str], results: Path, key_from: int) -> tuple[float, dict[str, object]]:
+    """`python -m experiments.run ARGS` timed from outside, and what each task found (the comparator's
+    definition of the same localization), keyed by its result path from part `key_from` on."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "experiments.run", *args], cwd=PROJECT_ROOT, env=os.environ | env,
+                   check=True, capture_output=True)
+    wall = time.perf_counter() - started
+    found = {str(p.relative_to(results).parts[key_from:]): what_was_found(json.loads(p.read_text()), keep_code=True)
+             for p in sorted(results.rglob("localization-result.json"))}
+    return wall, found
+
+
+def speedup_table(column: str, settings: list, run: Callable[[object], tuple[float, dict[str, object]]]) -> int:
+    """One row per setting: wall time, speedup over the first setting, and whether every task found
+    what it found under the first; returns how many settings found something else."""
+    print(f"| {column} | wall s | speedup | results identical to the first |")
+    print("|---|---|---|---|")
+    base_wall, base_found, failures = None, None, 0
+    for setting in settings:
+        wall, found = run(setting)
+        base_wall, base_found = base_wall or wall, base_found if base_found is not None else found
+        failures += found != base_found
+        print(f"| {setting} | {wall:.1f} | {base_wall / wall:.2f}x | {'yes' if found == base_found else 'NO'} |")
+    return failures

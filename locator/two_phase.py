@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from pydantic import Field
+
 from locator.base import LocatorContext, LocatorOutput
 from locator.discovery import Discovery
 from locator.reading.engine import ProgressiveReader
@@ -24,7 +26,6 @@ from locator.settings import Settings
 from locator.task import Task
 
 _NOUL = "noul: probability that the statement is true"
-_RRF_K = 60  # Cormack et al.'s constant, as in locator/retrieval/ranking.py
 
 
 class RankBy(StrEnum):
@@ -35,13 +36,13 @@ class RankBy(StrEnum):
     FUSED = "fused"  # reciprocal rank fusion of both orders
 
 
-def _reorder(files: list[ResultFile], discovered: list[str], rank_by: RankBy) -> list[ResultFile]:
+def _reorder(files: list[ResultFile], discovered: list[str], rank_by: RankBy, rrf_k: int) -> list[ResultFile]:
     if rank_by is RankBy.EVIDENCE:
         return files
     discovery_rank = {path: n for n, path in enumerate(discovered, 1)}
     if rank_by is RankBy.DISCOVERY:
         return sorted(files, key=lambda f: (discovery_rank[f.path], f.path))
-    fused = {f.path: 1 / (_RRF_K + n) + 1 / (_RRF_K + discovery_rank[f.path]) for n, f in enumerate(files, 1)}
+    fused = {f.path: 1 / (rrf_k + n) + 1 / (rrf_k + discovery_rank[f.path]) for n, f in enumerate(files, 1)}
     return sorted(files, key=lambda f: (-fused[f.path], f.path))
 
 
@@ -54,10 +55,11 @@ class TwoPhaseLocator(Settings):
     file_suffixes: list[str]
     keep_unconfirmed_files: bool
     rank_by: RankBy
+    rrf_k: int = Field(ge=1, description="rank_by=fused: the reciprocal rank fusion constant")
 
     def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
         discovered = self.discovery.discover(task, ctx, ctx.candidate_files(self.file_suffixes))
         states = self.reader.read(task, ctx, discovered.handed_off)
         files = _reorder(self.reader.result_files(states, self.keep_unconfirmed_files),
-                         [c.info.path for c in discovered.handed_off], self.rank_by)
+                         [c.info.path for c in discovered.handed_off], self.rank_by, self.rrf_k)
         return LocatorOutput(files=files, confidence_semantics=_NOUL, handoff=discovered.handoff())

@@ -3,6 +3,7 @@ it, and the whole ranking recorded as the result's hand-off (the stage funnel)."
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import ClassVar
 
 from pydantic import Field
@@ -30,17 +31,18 @@ def span_evidence(ctx: LocatorContext, file: RankedFile, confidence_type: str, b
 
 
 class RetrievalLocator(Settings):
-    """Subclasses implement the `Retriever` protocol (`rank`, `evidence`)."""
+    """A `Retriever` (`rank`, `evidence`) that is also a locator; pydantic's metaclass is an ABCMeta,
+    so a subclass missing either method cannot be built."""
 
     uses_system_one: ClassVar[bool] = False
     confidence_type: ClassVar[str]
     top_files: int = Field(ge=1, description="files returned, best first")
 
-    def rank(self, task: Task, ctx: LocatorContext) -> Ranking:
-        raise NotImplementedError
+    @abstractmethod
+    def rank(self, task: Task, ctx: LocatorContext) -> Ranking: ...
 
-    def evidence(self, task: Task, ctx: LocatorContext, file: RankedFile) -> list:
-        raise NotImplementedError
+    @abstractmethod
+    def evidence(self, task: Task, ctx: LocatorContext, file: RankedFile) -> list[Evidence]: ...
 
     def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
         with ctx.stage(RETRIEVAL_STAGE) as stage:

@@ -421,8 +421,8 @@ def test_fused_rank_is_reciprocal_rank_fusion_of_both_orders():
 
     files = [ResultFile(path=p) for p in ("x", "y", "z")]  # evidence order
     # discovery order z, y, x: y is second in both, x and z tie (1/61 + 1/63): by path
-    assert [f.path for f in _reorder(files, ["z", "y", "x"], RankBy.FUSED)] == ["x", "z", "y"]
-    assert [f.path for f in _reorder(files, ["z", "y", "x"], RankBy.DISCOVERY)] == ["z", "y", "x"]
+    assert [f.path for f in _reorder(files, ["z", "y", "x"], RankBy.FUSED, 60)] == ["x", "z", "y"]
+    assert [f.path for f in _reorder(files, ["z", "y", "x"], RankBy.DISCOVERY, 60)] == ["z", "y", "x"]
 
 
 def test_outline_discovery_shows_the_names_a_file_defines_and_charges_their_signatures(tmp_path):

@@ -25,3 +25,14 @@ def test_rrf_keeps_the_spans_of_the_first_ranking_that_has_them():
 def test_a_file_scoring_zero_is_not_ranked_and_ties_go_by_path():
     r = ranked({"b": (1.0, ()), "a": (1.0, ()), "z": (0.0, ())}, "test")
     assert [f.path for f in r.files] == ["a", "b"]
+
+
+def test_a_retrieval_locator_without_both_methods_cannot_be_built():
+    from locator.retrieval.locator import RetrievalLocator
+
+    class RankOnly(RetrievalLocator):
+        def rank(self, task, ctx):
+            return Ranking((), "none")
+
+    with pytest.raises(TypeError, match="abstract"):
+        RankOnly(top_files=1)

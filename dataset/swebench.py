@@ -148,8 +148,10 @@ def _to_manifest_row(row: SweBenchRow, git: GitSources, where: str) -> ManifestR
     return ManifestRow(task=task, subject=subject, gold=Gold(files=files, spans=spans, rule=GOLD_RULE))
 
 
-def load_swebench(path: str | Path, name: str, version: str, description: str, git_mirrors: str | None,
+def load_swebench(path: str | Path | None, name: str, version: str, description: str, git_mirrors: str | None,
                   clone_url: str | None, cache_dir: str | Path) -> Manifest:
+    if path is None:
+        raise ManifestError(f"dataset {name}: no rows file: set LOCLAB_SWEBENCH_ROWS or dataset.loader.path")
     path = Path(path)
     git = GitSources(git_mirrors, clone_url, cache_dir)
     rows = []

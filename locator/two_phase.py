@@ -22,6 +22,7 @@ from locator.reading.file_runtime import FileRuntimes
 from locator.reading.range_runtime import RangeRuntime
 from locator.reading.zoom import SemanticZoom
 from locator.result import ResultFile
+from locator.retrieval.ranking import Ranking, RankedFile, reciprocal_rank_fusion
 from locator.settings import Settings
 from locator.task import Task
 
@@ -36,14 +37,20 @@ class RankBy(StrEnum):
     FUSED = "fused"  # reciprocal rank fusion of both orders
 
 
+def _as_ranking(paths) -> Ranking:
+    """An order as a ranking for fusion: only the ranks count."""
+    return Ranking(tuple(RankedFile(path, 1.0) for path in paths), "order")
+
+
 def _reorder(files: list[ResultFile], discovered: list[str], rank_by: RankBy, rrf_k: int) -> list[ResultFile]:
     if rank_by is RankBy.EVIDENCE:
         return files
     discovery_rank = {path: n for n, path in enumerate(discovered, 1)}
     if rank_by is RankBy.DISCOVERY:
         return sorted(files, key=lambda f: (discovery_rank[f.path], f.path))
-    fused = {f.path: 1 / (rrf_k + n) + 1 / (rrf_k + discovery_rank[f.path]) for n, f in enumerate(files, 1)}
-    return sorted(files, key=lambda f: (-fused[f.path], f.path))
+    fused = reciprocal_rank_fusion([_as_ranking(f.path for f in files), _as_ranking(discovered)], rrf_k)
+    by_path = {f.path: f for f in files}
+    return [by_path[f.path] for f in fused.files if f.path in by_path]
 
 
 class TwoPhaseLocator(Settings):

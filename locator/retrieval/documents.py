@@ -77,8 +77,10 @@ def _definition_chunks(path: str, lines: tuple[str, ...], max_lines: int) -> lis
     if grammar is None or not lines:
         return _split(1, len(lines), "<module>", max_lines) if lines else []
     defs = parse_definitions(path, "".join(lines).encode("utf-8"), grammar)
-    leaves = sorted((d for d in defs if not any(o is not d and d.start_line <= o.start_line and o.end_line <= d.end_line
-                                                 for o in defs)), key=lambda d: d.start_line)
+    # Pre-order (a definition, then those inside it): a definition is innermost unless the next one
+    # starts inside it. Linear, where comparing every pair was quadratic in a file's definitions.
+    leaves = sorted((d for d, following in zip(defs, [*defs[1:], None])
+                     if following is None or following.start_line > d.end_line), key=lambda d: d.start_line)
     chunks: list[Chunk] = []
     line = 1
     for leaf in leaves:

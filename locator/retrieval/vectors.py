@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -20,22 +21,19 @@ class VectorStore:
         self.path = Path(path)
         self.model = model
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
 
-    def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(_SCHEMA)
-        return self._db
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=60)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(_SCHEMA)
+        return db
 
     def get_or_encode(self, texts: list[str], encode) -> tuple[np.ndarray, int]:
         """Unit vectors for `texts` (rows in order) and how many had to be encoded now."""
         keys = [blake3_hex(t) for t in texts]
         found: dict[str, np.ndarray] = {}
-        with self._lock:
-            db = self._conn()
+        with self._lock, closing(self._connect()) as db:  # a store per task: nothing left open between tasks
             unique = list(dict.fromkeys(keys))
             for i in range(0, len(unique), 500):
                 batch = unique[i : i + 500]
@@ -47,8 +45,7 @@ class VectorStore:
         if missing:
             by_key = dict(zip(keys, texts))
             vectors = np.asarray(encode([by_key[k] for k in missing]), dtype=np.float32)
-            with self._lock:
-                db = self._conn()
+            with self._lock, closing(self._connect()) as db:
                 db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?)",
                                [(self.model, k, v.tobytes()) for k, v in zip(missing, vectors)])
                 db.commit()

@@ -72,6 +72,9 @@ class LexicalBackend:
         self.scale = scale
         self.length_norm = length_norm
         self.reference_tokens = reference_tokens
+        if length_reference not in set(LengthReference):
+            raise ValueError(f"lexical backend: length_reference must be one of {[r.value for r in LengthReference]}, "
+                             f"got {length_reference!r}")
         self.length_reference = LengthReference(length_reference)
         self.shared_token_damping = shared_token_damping
         self.covered_discount = covered_discount

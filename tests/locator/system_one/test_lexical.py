@@ -139,3 +139,8 @@ def test_a_request_mean_reference_lets_a_long_item_compete_with_the_items_beside
     relative = compose_backend("lexical", length_reference="request_mean").answer(request).answers["q0"].noul
     assert relative > 0.5 > fixed  # against a 20-token reference a 120-token excerpt cannot reach even 0.5
     assert compose_backend("lexical", length_reference="request_mean").identity != compose_backend("lexical").identity
+
+
+def test_an_unknown_length_reference_is_refused_naming_the_setting():
+    with pytest.raises(Exception, match="length_reference must be one of \\['fixed', 'request_mean'\\], got 'bogus'"):
+        compose_backend("lexical", length_reference="bogus")

@@ -235,13 +235,13 @@ class SweepParentRun(Callback):
 
     def __init__(self) -> None:
         self.run_id: str | None = None
-        self.stopped = False
+        self.stopped: int | None = None  # the signal that stopped the sweep
         self.experiment = ""
         self.ui_command = ""
         self.swept: list[str] = []
 
     def _stop(self, signum: int, frame: Any) -> None:
-        self.stopped = True
+        self.stopped = signum
         sys.exit(128 + signum)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
@@ -282,6 +282,10 @@ class SweepParentRun(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         atexit.unregister(self._close)
         self._close(aborted=False)
+        if self.stopped is not None:
+            # the handler's SystemExit can land inside a finalizer, where Python prints and drops it,
+            # and the sweep then runs to its end: a stopped sweep still exits as stopped
+            sys.exit(128 + self.stopped)
 
     def _close(self, aborted: bool) -> None:
         if self.run_id is None:
@@ -295,7 +299,7 @@ class SweepParentRun(Callback):
         failed = [c for c in latest.values() if c.info.status != RunStatus.to_string(RunStatus.FINISHED)]
         client.log_metric(self.run_id, "jobs/total", len(latest))
         client.log_metric(self.run_id, "jobs/failed", len(failed))
-        status = "KILLED" if self.stopped else "FAILED" if aborted or failed or not latest else "FINISHED"
+        status = "KILLED" if self.stopped is not None else "FAILED" if aborted or failed or not latest else "FINISHED"
         client.set_terminated(self.run_id, status=status)
         if latest:
             from experiments.sweep_summary import print_sweep_summary  # imports this module

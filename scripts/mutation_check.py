@@ -48,6 +48,10 @@ RETRIEVAL = "tests/locator/retrieval"
 SWEBENCH = "tests/dataset/test_swebench.py"
 
 MUTATIONS = [
+    # --- This session: a stopped sweep's exit status, ...
+    Mutation("a stopped sweep whose signal was swallowed exits 0", "experiments/tracking.py",
+             "        if self.stopped is not None:\n            # the handler's", "        if False:\n            # the handler's",
+             ("tests/experiments/test_tracking.py::test_a_stopped_sweep_exits_as_stopped_even_when_its_signal_was_swallowed",)),
     # --- Fair judgement offline: funnel, retrieval baselines, index cost, git subjects (issue 15)
     Mutation("index reads counted as lines read", "locator/repository.py",
              "            self._index_lines += len(lines)\n        return ReadResult(info.path, 1, len(lines), lines)",

@@ -65,3 +65,20 @@ def test_other_mlflow_errors_are_not_retried(monkeypatch):
     monkeypatch.setattr(run_module.mlflow, "log_input", log_input)
     with pytest.raises(mlflow.exceptions.MlflowException, match="disk I/O"):
         run_module._log_input(object())
+
+
+def test_a_stopped_sweep_exits_as_stopped_even_when_its_signal_was_swallowed():
+    # Python drops an exception raised inside a finalizer, so the handler's SystemExit can vanish and
+    # the sweep run on to its end; its exit status must still say it was stopped
+    import signal
+
+    from experiments.tracking import SweepParentRun
+
+    parent = SweepParentRun()
+    try:
+        parent._stop(signal.SIGTERM, None)
+    except SystemExit:
+        pass  # swallowed, as in a finalizer
+    with pytest.raises(SystemExit) as stopped:
+        parent.on_multirun_end(config=None)
+    assert stopped.value.code == 128 + signal.SIGTERM

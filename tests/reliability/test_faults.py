@@ -60,10 +60,10 @@ def test_a_stopped_sweep_closes_its_parent_run_as_killed(ws, tmp_path):
         while not ws.runs(filter_string="tags.`loclab.kind` = 'job'") and time.monotonic() < deadline:
             time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
+        _, stderr = proc.communicate(timeout=60)
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     assert parent.info.status == "KILLED"  # stopped from outside, not failed: the same command resumes it
-    assert proc.returncode != 0
+    assert proc.returncode != 0, stderr[-3000:]
     assert not ws.runs(filter_string="attributes.status = 'RUNNING'")
 
 

@@ -196,6 +196,13 @@ class SubjectStore:
         self.cache_dir = Path(cache_dir)
         self.manifest_dir = Path(manifest_dir) if manifest_dir else Path.cwd()
 
+    @staticmethod
+    def frozen(spec: SubjectSpec) -> bool:
+        """Whether the subject's tree cannot change while this process runs: a PyPI or git subject
+        lives in the content-addressed cache and is checked against its recorded tree digest
+        (once per process); a local subject is the user's own directory, which may."""
+        return not isinstance(spec, LocalSubject)
+
     def materialize(self, spec: SubjectSpec, what: str) -> Path:
         if isinstance(spec, LocalSubject):
             root = Path(spec.path)

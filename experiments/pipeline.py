@@ -146,7 +146,8 @@ class Job:
         clock = StageClock()
         try:
             with clock(HarnessStage.SUBJECT):
-                repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id))
+                repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id),
+                                      frozen=self.store.frozen(row.subject))
                 check_gold(row.gold, _line_count_in(repo), what=row.task.id)
             saved = self._saved(result_path, localize_missing)
             if saved is not None:

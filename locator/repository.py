@@ -6,6 +6,7 @@ import errno
 import os
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
@@ -135,24 +136,63 @@ def normalize_relpath(path: str) -> str:
     return "/".join(parts)
 
 
+@dataclass(frozen=True)
+class _Listing:
+    """One enumeration of a frozen tree, and the lines of its files as views read them."""
+
+    files: dict[str, FileInfo]
+    skipped: dict[SkipReason, int]
+    lines: dict[str, tuple[str, ...]]
+
+
+_LISTINGS: OrderedDict[tuple[Path, int], _Listing] = OrderedDict()
+_LISTINGS_LOCK = threading.Lock()
+_LISTINGS_SIZE = 4  # subjects; tasks of one repository revision run one after another
+
+
 class RepositoryView:
     """Enumerates the tree once; every `read` is counted for cost accounting.
 
     Binary, non-UTF-8 and oversized files are skipped (and counted by reason) so that no
     locator can spend budget on them; symlinks are followed only when they stay inside the root.
+
+    `frozen=True` is for a tree that cannot change while this process runs (a verified,
+    content-addressed subject): its listing and file lines are shared by every view of it, so a
+    job's tasks on one subject read it from disk once. Metering is per view either way: what a
+    view hands out is charged to it, whether or not the lines were already in memory.
     """
 
-    def __init__(self, root: str | os.PathLike[str], max_file_bytes: int = DEFAULT_MAX_FILE_BYTES):
+    def __init__(self, root: str | os.PathLike[str], max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                 frozen: bool = False):
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"subject root is not a directory: {self.root}")
         self.max_file_bytes = max_file_bytes
         self._lock = threading.Lock()
         self._reads = self._lines = self._bytes = self._index_lines = 0
-        self._cache: dict[str, tuple[str, ...]] = {}
         self._index: DefinitionIndex | None = None  # built on the first definition search
         self.skipped: dict[SkipReason, int] = {reason: 0 for reason in SkipReason}
-        self._files = self._enumerate()
+        if not frozen:
+            self._cache: dict[str, tuple[str, ...]] = {}
+            self._files = self._enumerate()
+            return
+        listing = self._shared_listing()
+        self._files, self._cache = listing.files, listing.lines
+        self.skipped = dict(listing.skipped)
+
+    def _shared_listing(self) -> _Listing:
+        key = (self.root, self.max_file_bytes)
+        with _LISTINGS_LOCK:
+            if key in _LISTINGS:
+                _LISTINGS.move_to_end(key)
+                return _LISTINGS[key]
+        self._cache = {}
+        listing = _Listing(self._enumerate(), dict(self.skipped), self._cache)
+        with _LISTINGS_LOCK:
+            _LISTINGS[key] = listing
+            while len(_LISTINGS) > _LISTINGS_SIZE:
+                _LISTINGS.popitem(last=False)
+        return listing
 
     def _enumerate(self) -> dict[str, FileInfo]:
         files: dict[str, FileInfo] = {}

@@ -48,7 +48,32 @@ RETRIEVAL = "tests/locator/retrieval"
 SWEBENCH = "tests/dataset/test_swebench.py"
 
 MUTATIONS = [
-    # --- This session: a stopped sweep's exit status, ...
+    # --- Entity retrieval, shared views of frozen trees, a stopped sweep's exit status
+    Mutation("entity names weighted equally, not by IDF", "locator/entities.py",
+             "        return math.log(1 + n_files / len(matched)) if", "        return 1.0 if",
+             ("tests/locator/test_entities.py::test_a_rare_mentioned_name_outranks_a_common_one_and_its_definition_is_the_evidence",)),
+    Mutation("prose words taken for names", "locator/entities.py",
+             "(_CODE_SHAPED.search(word) or after.startswith(\"(\") or dotted)", "True",
+             ("tests/locator/test_entities.py::test_names_are_the_words_inside_code_and_the_code_shaped_words_of_prose",)),
+    Mutation("an indented line swallows the text after it", "locator/entities.py",
+             "|    |\\t)[^\\n]*\", re.DOTALL", "|    |\\t).*$\", re.DOTALL",
+             ("tests/locator/test_entities.py::test_an_indented_line_is_code_but_the_prose_after_it_is_not",)),
+    Mutation("a frame beyond the repository root names no file", "locator/entities.py",
+             " or mentioned.endswith(\"/\" + path)", "",
+             ("tests/locator/test_entities.py::test_a_named_module_or_a_frame_beyond_the_repository_root_finds_its_file",)),
+    Mutation("a path naming too many files still scores them", "locator/entities.py",
+             "if 0 < len(matched) <= self.max_definers else 0.0", "if matched else 0.0",
+             ("tests/locator/test_entities.py::test_a_path_that_names_too_many_files_says_nothing",)),
+    Mutation("the entity index is not charged", "locator/entities.py",
+             "\"\".join(ctx.index_read(f.path).lines)", "\"\".join(ctx._repo._lines_of(f.path))",
+             ("tests/locator/test_entities.py::test_cost_charges_the_definitions_index_apart_from_the_evidence_it_shows",)),
+    Mutation("frozen views share no listing", "locator/repository.py",
+             "            if key in _LISTINGS:\n", "            if False:\n",
+             ("tests/locator/test_repository.py::test_views_of_a_frozen_tree_share_one_listing_and_meter_apart",)),
+    Mutation("frozen views share their meter", "locator/repository.py",
+             "        self._files, self._cache = listing.files, listing.lines\n",
+             "        self._files, self._cache = listing.files, listing.lines\n        self._lines = sum(len(v) for v in listing.lines.values())\n",
+             ("tests/locator/test_repository.py::test_views_of_a_frozen_tree_share_one_listing_and_meter_apart",)),
     Mutation("a stopped sweep whose signal was swallowed exits 0", "experiments/tracking.py",
              "        if self.stopped is not None:\n            # the handler's", "        if False:\n            # the handler's",
              ("tests/experiments/test_tracking.py::test_a_stopped_sweep_exits_as_stopped_even_when_its_signal_was_swallowed",)),

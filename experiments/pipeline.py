@@ -49,6 +49,7 @@ class HarnessStage(StrEnum):
     LOCALIZE = "localize"  # the locator (0 for a reused result)
     RENDER = "render"
     SCORE = "score"
+    TRACE = "trace"  # the task's System One calls logged as an MLflow trace, as the task ends
 
 
 class StageClock:

@@ -7,13 +7,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import socket
 import sys
+import threading
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
@@ -32,7 +35,7 @@ from tqdm import tqdm
 from experiments.identity import code_identity
 from experiments.mlflow_traces import log_task_trace
 from experiments.paths import git_revision, register_resolvers
-from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job
+from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.report import headline_figure, job_description, per_task_frame, print_summary
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
@@ -193,13 +196,24 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     _log_input(dataset)
     work = [(row, repeat) for row in rows for repeat in range(cfg.repeats)]
     tasks_started = time.perf_counter()
-    outcomes = _run_tasks(job, work, localize_missing, cfg.concurrency.tasks, f"{locator_name} on {cfg.dataset.name}")
+    tracing = threading.Lock()
+
+    def trace(outcome: TaskOutcome) -> TaskOutcome:
+        # as each task ends, so a job with tasks in flight logs its traces while others wait on System One
+        if not (cfg.tracking.traces and outcome.status == "ok" and (outcome.result_dir / TRACE_FILE).is_file()):
+            return outcome
+        started = time.perf_counter()
+        with tracing:
+            log_task_trace(outcome.task_id, outcome.repeat, outcome.result_dir / TRACE_FILE)
+        seconds = outcome.seconds | {HarnessStage.TRACE.value: time.perf_counter() - started}
+        return dataclasses.replace(outcome, seconds=seconds)
+
+    outcomes = _run_tasks(job, work, localize_missing, cfg.concurrency.tasks, f"{locator_name} on {cfg.dataset.name}",
+                          trace)
     tasks_done = time.perf_counter()
     for outcome in outcomes:  # logged in task order, whatever order they finished in
         if cfg.tracking.task_runs:
             _log_task(outcome, stage)
-        if cfg.tracking.traces and outcome.status == "ok" and (outcome.result_dir / TRACE_FILE).is_file():
-            log_task_trace(outcome.task_id, outcome.repeat, outcome.result_dir / TRACE_FILE)
 
     frame = per_task_frame(outcomes)
     ok = frame[frame.status == "ok"]
@@ -247,12 +261,14 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
                                    "the job is marked FAILED — allow_failed_tasks=true keeps it FINISHED")
 
 
-def _run_tasks(job: Job, work, localize_missing: bool, concurrency: int, label: str) -> list:
+def _run_tasks(job: Job, work, localize_missing: bool, concurrency: int, label: str,
+               on_done: Callable[[TaskOutcome], TaskOutcome]) -> list[TaskOutcome]:
     """Every (task, repeat) of the job, up to `concurrency` at once (a slow remote System One must
-    not serialize a task set); outcomes in task order, so results and logging match a serial run."""
+    not serialize a task set), each passed through `on_done` in its thread as it ends; outcomes in task
+    order, so results and logging match a serial run."""
     with tqdm(total=len(work), desc=label, unit="task") as progress:
         def one(item):
-            outcome = job.run_task(item[0], item[1], localize_missing)
+            outcome = on_done(job.run_task(item[0], item[1], localize_missing))
             progress.update()
             return outcome
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
-from collections import Counter
 from typing import ClassVar
 
 from pydantic import Field
@@ -27,32 +25,7 @@ from locator.retrieval.locator import RetrievalLocator, span_evidence
 from locator.retrieval.query import MentionKind, mentions
 from locator.retrieval.ranking import RankedFile, Ranking, ScoredSpan, ranked
 from locator.task import Task
-
-_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
-# where every word is code: fenced blocks, inline code, doctest and indented lines
-_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`|^(?:>>>|\.\.\.|    |\t)[^\n]*", re.DOTALL | re.MULTILINE)
-_DOTTED_AFTER, _DOTTED_BEFORE = re.compile(r"\.[A-Za-z_]"), re.compile(r"\w\.")  # a.b, not a sentence's end
-_CODE_SHAPED = re.compile(r"_|[a-z][A-Z]|[A-Z]{2,}[a-z]")  # snake_case, camelCase, HTTPServer
-
-
-def mentioned_names(text: str, min_length: int) -> Counter[str]:
-    """The names a task mentions, with their counts: every word inside code (fenced, inline,
-    doctest or indented), and in prose the words shaped like code (snake_case, CamelCase, a call
-    `name(`, a part of a dotted name). Prose words ("format", "table") are not taken for names."""
-    names: Counter[str] = Counter()
-    prose = _CODE.sub(lambda m: names.update(_words(m.group(0), min_length)) or " ", text)
-    for match in _NAME.finditer(prose):
-        word, after = match.group(0), prose[match.end() : match.end() + 2]
-        before = prose[max(match.start() - 2, 0) : match.start()]
-        dotted = _DOTTED_AFTER.match(after) or _DOTTED_BEFORE.fullmatch(before)
-        if len(word) >= min_length and (_CODE_SHAPED.search(word) or after.startswith("(") or dotted):
-            names[word] += 1
-    return names
-
-
-def _words(code: str, min_length: int) -> list[str]:
-    return [w for w in _NAME.findall(code) if len(w) >= min_length]
-
+from locator.text import code_names
 
 def module_paths(text: str) -> list[str]:
     """The file paths a task names, as path suffixes: `a.b.c` -> `a/b/c.py`, `a/b/c/__init__.py`;
@@ -90,7 +63,7 @@ class EntityLocator(RetrievalLocator):
         files = {f.path: "".join(ctx.index_read(f.path).lines) for f in ctx.candidate_files(self.file_suffixes)}
         index = build_index({p: text.encode("utf-8") for p, text in files.items()})
         n_files = max(len(files), 1)
-        names = mentioned_names(task.text, self.min_name_length)
+        names = code_names(task.text, self.min_name_length)
         scores: dict[str, float] = {}
         spans: dict[str, list[ScoredSpan]] = {}
         for name, count in names.items():

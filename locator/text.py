@@ -8,12 +8,16 @@ Code and issue text name the same thing differently (`separability_matrix`, `Sep
   match. Stronger than the SWE-bench BM25 baseline.
 - `plain`: alphanumeric runs split at CamelCase and underscores, lowercased, nothing stemmed or
   dropped — the SWE-bench-style baseline's tokens, so published BM25 rows can be matched.
+
+`code_names` picks out the names a task mentions as code (entity retrieval, the lexical System
+One's `mention_weight`).
 """
 
 from __future__ import annotations
 
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable
 from enum import StrEnum
 from functools import lru_cache
@@ -73,3 +77,29 @@ TOKENIZERS: dict[Tokenizer, Callable[[str], list[str]]] = {
     Tokenizer.IDENTIFIER: tokenize,
     Tokenizer.PLAIN: tokenize_plain,
 }
+
+
+_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+# where every word is code: fenced blocks, inline code, doctest and indented lines
+_CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`|^(?:>>>|\.\.\.|    |\t)[^\n]*", re.DOTALL | re.MULTILINE)
+_DOTTED_AFTER, _DOTTED_BEFORE = re.compile(r"\.[A-Za-z_]"), re.compile(r"\w\.")  # a.b, not a sentence's end
+_CODE_SHAPED = re.compile(r"_|[a-z][A-Z]|[A-Z]{2,}[a-z]")  # snake_case, camelCase, HTTPServer
+
+
+def code_names(text: str, min_length: int) -> Counter[str]:
+    """The names a task mentions, with their counts: every word inside code (fenced, inline,
+    doctest or indented), and in prose the words shaped like code (snake_case, CamelCase, a call
+    `name(`, a part of a dotted name). Prose words ("format", "table") are not taken for names."""
+    names: Counter[str] = Counter()
+    prose = _CODE_SPAN.sub(lambda m: names.update(_words(m.group(0), min_length)) or " ", text)
+    for match in _NAME.finditer(prose):
+        word, after = match.group(0), prose[match.end() : match.end() + 2]
+        before = prose[max(match.start() - 2, 0) : match.start()]
+        dotted = _DOTTED_AFTER.match(after) or _DOTTED_BEFORE.fullmatch(before)
+        if len(word) >= min_length and (_CODE_SHAPED.search(word) or after.startswith("(") or dotted):
+            names[word] += 1
+    return names
+
+
+def _words(code: str, min_length: int) -> list[str]:
+    return [w for w in _NAME.findall(code) if len(w) >= min_length]

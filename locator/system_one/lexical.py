@@ -15,6 +15,10 @@ Length reference: an item's length is normalized against `reference_tokens` (`le
 fixed`), or against the mean length of the items asked together (`request_mean`, BM25's avgdl): a
 long outline or excerpt then competes with the items beside it instead of with a 20-token path.
 
+Mentions: with `mention_weight` > 0, the task's tokens that come from names it mentions as code
+(`Table.write`, `_get_format_class`, a name in a traceback or a code block) weigh more than its
+prose, so an excerpt or outline carrying the named code outscores one sharing only prose words.
+
 Novelty: a request whose state carries `covered` (text System One has already established, e.g.
 the evidence kept so far) asks what is new; a Noul or score item's tokens found in it count
 `covered_discount` less, so an excerpt repeating what is covered scores lower than one adding to it.
@@ -31,9 +35,12 @@ from functools import lru_cache
 from locator.hashing import blake3_hex
 from locator.system_one.local import score_answer, wire_usage
 from locator.system_one.wire import Answer, ChoiceAnswer, NoulAnswer, Question, Request, Response
-from locator.text import tokenize
+from locator.text import code_names, tokenize
 
 _VERSION = "lexical-v3"
+
+
+_MIN_NAME_LENGTH = 3  # as entity retrieval's: shorter words are not taken for names
 
 
 class LengthReference(StrEnum):
@@ -48,10 +55,16 @@ class MissingTaskTextError(ValueError):
 
 
 @lru_cache(maxsize=256)
-def _task_weights(task_text: str) -> dict[str, float]:
-    """Longer tokens are more specific; repeats in the task raise weight sublinearly."""
+def _task_weights(task_text: str, mention_weight: float) -> dict[str, float]:
+    """Longer tokens are more specific; repeats in the task raise weight sublinearly; the tokens of
+    names the task mentions as code (`code_names`) weigh `1 + mention_weight` times as much."""
     counts = Counter(tokenize(task_text))
-    return {t: (0.5 + min(len(t), 12) / 8) * (1 + math.log(n)) for t, n in counts.items()}
+    weights = {t: (0.5 + min(len(t), 12) / 8) * (1 + math.log(n)) for t, n in counts.items()}
+    if mention_weight:
+        for token in {t for name in code_names(task_text, _MIN_NAME_LENGTH) for t in tokenize(name)}:
+            if token in weights:
+                weights[token] *= 1 + mention_weight
+    return weights
 
 
 def item_text(question: Question) -> str:
@@ -64,7 +77,8 @@ def item_text(question: Question) -> str:
 
 class LexicalBackend:
     def __init__(self, *, scale: float, length_norm: float, reference_tokens: float, length_reference: str,
-                 shared_token_damping: float, covered_discount: float, temperature: float, model: str):
+                 shared_token_damping: float, covered_discount: float, temperature: float, model: str,
+                 mention_weight: float):
         if scale <= 0 or temperature <= 0 or reference_tokens <= 0:
             raise ValueError("lexical backend: scale, temperature and reference_tokens must be > 0")
         if not (0 <= length_norm <= 1 and 0 <= shared_token_damping <= 1 and 0 <= covered_discount <= 1):
@@ -80,14 +94,18 @@ class LexicalBackend:
         self.covered_discount = covered_discount
         self.temperature = temperature
         self.model = model
+        if mention_weight < 0:
+            raise ValueError(f"lexical backend: mention_weight must be >= 0, got {mention_weight!r}")
+        self.mention_weight = float(mention_weight)
 
     @property
     def identity(self) -> str:
         # The fixed reference keeps lexical-v3's identity, so decisions cached before the option existed stay valid.
         reference = "" if self.length_reference is LengthReference.FIXED else f":length_reference={self.length_reference}"
+        mentions = f":mention_weight={self.mention_weight}" if self.mention_weight else ""  # likewise
         return (
             f"{_VERSION}:scale={self.scale}:length_norm={self.length_norm}:reference_tokens={self.reference_tokens}"
-            f"{reference}:shared_token_damping={self.shared_token_damping}:covered_discount={self.covered_discount}"
+            f"{reference}{mentions}:shared_token_damping={self.shared_token_damping}:covered_discount={self.covered_discount}"
             f":temperature={self.temperature}"
         )
 
@@ -121,7 +139,7 @@ class LexicalBackend:
         task_text = request.state.get("task")
         if not isinstance(task_text, str) or not task_text.strip():
             raise MissingTaskTextError("lexical System One needs the task text in state['task']")
-        weights = _task_weights(task_text)
+        weights = _task_weights(task_text, self.mention_weight)
         items = {k: frozenset(tokenize(item_text(q))) for k, q in request.questions.items() if q.type != "choice"}
         damp = self._damping(list(items.values()))
         reference = None

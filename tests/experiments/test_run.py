@@ -224,3 +224,8 @@ def test_tasks_in_flight_at_once_give_the_serial_run_s_results_and_logging(ws):
     assert len(results[0]) == 4 and [what_was_found(json.loads(p.read_text())) for p in results[0]] == \
         [what_was_found(json.loads(p.read_text())) for p in results[1]]
     assert concurrent.data.params["concurrency.tasks"] == "4"
+    # traces are logged from the tasks' threads as they end, each still the job's: the same spans as serial
+    spans = [sorted((t.data.spans[0].inputs["task"], len(t.data.spans)) for t in
+                    ws.client().search_traces(locations=[j.info.experiment_id], run_id=j.info.run_id))
+             for j in (serial, concurrent)]
+    assert len(spans[0]) == 4 and spans[0] == spans[1]

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from locator.entities import mentioned_names, module_paths
+from locator.entities import module_paths
 from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.task import SubjectIdentity, Task
@@ -21,14 +21,6 @@ def _repo(tmp_path):
     files["pkg/io/rst.py"] = "import os\n\n\nclass RST:\n    header_rows = None\n\n    def write(self, lines):\n        return lines\n"
     files["pkg/formats.py"] = "def _get_format_class(name):\n    return name\n"
     return RepositoryView(write_tree(tmp_path, files))
-
-
-def test_names_are_the_words_inside_code_and_the_code_shaped_words_of_prose():
-    text = ("Writing a table fails. Use `Table.write` or call get_writer() with HTTPServer and readLine; "
-            "see pkg.io. The end.\n```python\nx = symbols('abc')\n```\n    indented_call(1)\n")
-    names = mentioned_names(text, 3)
-    assert {"Table", "write", "get_writer", "HTTPServer", "readLine", "symbols", "abc", "indented_call", "pkg"} <= set(names)
-    assert not {"Writing", "table", "fails", "The", "end", "see", "with"} & set(names)  # prose is not a name
 
 
 def test_modules_paths_and_frames_name_files():
@@ -75,8 +67,3 @@ def test_a_path_that_names_too_many_files_says_nothing(tmp_path):
     assert result.ranked_paths() == []
     result = localize(compose_locator("entities", max_definers=3), _task("edit pkg/p2/__init__.py"), repo, None, Trace())
     assert result.ranked_paths() == ["pkg/p2/__init__.py"]
-
-
-def test_an_indented_line_is_code_but_the_prose_after_it_is_not():
-    names = mentioned_names("Example:\n    run_it(1)\nThis breaks everything\n", 3)
-    assert "run_it" in names and "breaks" not in names and "everything" not in names

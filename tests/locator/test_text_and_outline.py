@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from locator.outline import definitions, innermost, outermost
-from locator.text import tokenize
+from locator.text import code_names, tokenize
 
 
 def test_tokenize_splits_identifiers_and_keeps_compounds():
@@ -42,3 +42,16 @@ def test_definitions_with_decorators_and_nesting():
 
 def test_unparsable_source_has_no_definitions():
     assert definitions("def broken(:\n") == []
+
+
+def test_names_are_the_words_inside_code_and_the_code_shaped_words_of_prose():
+    text = ("Writing a table fails. Use `Table.write` or call get_writer() with HTTPServer and readLine; "
+            "see pkg.io. The end.\n```python\nx = symbols('abc')\n```\n    indented_call(1)\n")
+    names = code_names(text, 3)
+    assert {"Table", "write", "get_writer", "HTTPServer", "readLine", "symbols", "abc", "indented_call", "pkg"} <= set(names)
+    assert not {"Writing", "table", "fails", "The", "end", "see", "with"} & set(names)  # prose is not a name
+
+
+def test_an_indented_line_is_code_but_the_prose_after_it_is_not():
+    names = code_names("Example:\n    run_it(1)\nThis breaks everything\n", 3)
+    assert "run_it" in names and "breaks" not in names and "everything" not in names

@@ -144,3 +144,20 @@ def test_a_request_mean_reference_lets_a_long_item_compete_with_the_items_beside
 def test_an_unknown_length_reference_is_refused_naming_the_setting():
     with pytest.raises(Exception, match="length_reference must be one of \\['fixed', 'request_mean'\\], got 'bogus'"):
         compose_backend("lexical", length_reference="bogus")
+
+
+def test_a_mention_weight_lets_the_excerpt_with_the_named_code_beat_one_sharing_prose():
+    from locator.system_one.wire import Question, Request
+
+    task = "Writing a table with header rows fails in `_format_header` for every table writer"
+    named = "def _format_header(self, cols):\n    return cols"
+    prose = "writing a table with rows: every table writer fails here"
+    request = Request(state={"task": task}, model="m",
+                      questions={"named": Question(type="noul", instructions="i", criteria="x", content=named),
+                                 "prose": Question(type="noul", instructions="i", criteria="x", content=prose)})
+    plain = compose_backend("lexical", mention_weight=0.0).answer(request).answers
+    weighted = compose_backend("lexical", mention_weight=3.0).answer(request).answers
+    assert plain["named"].noul < plain["prose"].noul  # task prose outweighs the one name it mentions
+    assert weighted["named"].noul > weighted["prose"].noul
+    assert compose_backend("lexical", mention_weight=3.0).identity != compose_backend("lexical").identity
+    assert "mention_weight" not in compose_backend("lexical", mention_weight=0.0).identity  # off: lexical-v3 as it was

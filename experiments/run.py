@@ -39,8 +39,8 @@ from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, Tas
 from experiments.report import headline_figure, job_description, per_task_frame, print_summary
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
-    PARENT_RUN_ENV, PARENT_TAG, close_stale_runs, ensure_experiment, finished_job, flatten, job_run_name, metric_key,
-    ci_key, ui_command,
+    PARENT_RUN_ENV, PARENT_TAG, ci_key, close_stale_runs, ensure_experiment, finished_job, flatten, job_run_name,
+    metric_key, ui_command,
 )
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact

@@ -27,6 +27,7 @@ from locator.retrieval.ranking import RankedFile, Ranking, ScoredSpan, ranked
 from locator.task import Task
 from locator.text import code_names
 
+
 def module_paths(text: str) -> list[str]:
     """The file paths a task names, as path suffixes: `a.b.c` -> `a/b/c.py`, `a/b/c/__init__.py`;
     a path or a frame's file as written (its leading directories may be the user's own)."""

@@ -2,6 +2,7 @@
 MLflow logging, against the locator's localization.
 
     python benchmarks/harness_overhead.py [--dataset swebench_lite_pypi] [--locator two_phase] [--limit N]
+                                          [--decisions warm|cold] [key=value …]
 
 Runs one job end to end as a user would (`python -m experiments.run … force=true`, embedded System
 One, a fresh MLflow SQLite store and results folder, the subject cache warm), times the process from
@@ -36,12 +37,14 @@ def main() -> int:
     parser.add_argument("--decisions", choices=("warm", "cold"), default="warm",
                         help="warm: the user's decision cache; cold: a fresh one per run, so System One answers "
                              "every question (its work is part of localize)")
+    parser.add_argument("overrides", nargs="*", help="more job overrides (key=value)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="loclab-harness-"))
     env = os.environ | {"LOCLAB_RESULTS_DIR": str(work / "results"), "LOCLAB_MLFLOW_DB": str(work / "mlflow.db"),
                         "LOCLAB_MLFLOW_ARTIFACTS": str(work / "artifacts"), "MLFLOW_DISABLE_TELEMETRY": "true"}
     command = [sys.executable, "-m", "experiments.run", f"dataset={args.dataset}", f"locator={args.locator}",
-               "force=true", f"hydra.run.dir={work}/hydra", *([f"limit={args.limit}"] if args.limit else [])]
+               "force=true", f"hydra.run.dir={work}/hydra", *([f"limit={args.limit}"] if args.limit else []),
+               *args.overrides]
     for attempt in range(args.runs):
         if args.decisions == "cold":
             command = [*command, f"system_one.cache.path={work}/decisions-{attempt}.sqlite"]

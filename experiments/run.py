@@ -245,7 +245,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     harness = {f"{stage}_s": sum(o.seconds.get(stage.value, 0.0) for o in outcomes) for stage in HarnessStage}
     harness |= {"setup_s": tasks_started - started, "tasks_wall_s": tasks_done - tasks_started,
                 "log_s": finished - tasks_done, "job_s": finished - started}
-    harness["overhead_fraction"] = 1 - harness["localize_s"] / harness["job_s"] if harness["job_s"] else 0.0
+    harness["overhead_fraction"] = overhead_fraction(harness)
     mlflow.log_metrics({f"harness/{k}": v for k, v in harness.items()})
     for failed in outcomes:
         if failed.status == "failed":
@@ -259,6 +259,15 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         if not cfg.allow_failed_tasks:
             raise TasksFailedError(f"{counts['failed']} of {len(frame)} tasks failed (their errors are above); "
                                    "the job is marked FAILED — allow_failed_tasks=true keeps it FINISHED")
+
+
+def overhead_fraction(harness: dict[str, float]) -> float:
+    """The share of the job's wall time that is not localization. Task stages are summed over
+    tasks, which overlap when several are in flight: localization's share of the task phase's
+    wall time is its share of the summed task stages."""
+    in_tasks = sum(harness[f"{stage}_s"] for stage in HarnessStage)
+    localize_wall = harness["tasks_wall_s"] * harness["localize_s"] / in_tasks if in_tasks else 0.0
+    return 1 - localize_wall / harness["job_s"] if harness["job_s"] else 0.0
 
 
 def _run_tasks(job: Job, work, localize_missing: bool, concurrency: int, label: str,

@@ -10,6 +10,7 @@ import shutil
 import pandas as pd
 import pytest
 
+from experiments import run as run_module
 from metrics.comparator import what_was_found
 from tests.experiments.cli import Workspace, tampered_manifest
 
@@ -229,3 +230,12 @@ def test_tasks_in_flight_at_once_give_the_serial_run_s_results_and_logging(ws):
                     ws.client().search_traces(locations=[j.info.experiment_id], run_id=j.info.run_id))
              for j in (serial, concurrent)]
     assert len(spans[0]) == 4 and spans[0] == spans[1]
+
+
+def test_the_overhead_fraction_counts_overlapping_tasks_once():
+    # 4 tasks in flight: 8 s of localization and 2 s of subjects summed over tasks, in 2.5 s of wall time
+    stages = {f"{stage}_s": 0.0 for stage in run_module.HarnessStage} | {"localize_s": 8.0, "subject_s": 2.0}
+    harness = stages | {"tasks_wall_s": 2.5, "job_s": 3.0}
+    assert run_module.overhead_fraction(harness) == pytest.approx(1 - 2.0 / 3.0)  # not 1 - 8/3 < 0
+    serial = stages | {"tasks_wall_s": 10.0, "job_s": 12.0}
+    assert run_module.overhead_fraction(serial) == pytest.approx(1 - 8.0 / 12.0)

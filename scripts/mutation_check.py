@@ -216,7 +216,7 @@ MUTATIONS = [
              "    if len(finished) >= 2:", "    if False:",
              ("tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children",)),
     Mutation("no MLflow traces", "experiments/run.py",
-             "        if cfg.tracking.traces and outcome.status", "        if False and outcome.status",
+             "        if not (cfg.tracking.traces and outcome.status", "        if not (False and outcome.status",
              ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
     Mutation("experiments left in the GenAI view", "experiments/tracking.py",
              "                                        tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})", "                                        )",

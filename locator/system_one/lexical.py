@@ -40,9 +40,6 @@ from locator.text import code_names, tokenize
 _VERSION = "lexical-v3"
 
 
-_MIN_NAME_LENGTH = 3  # as entity retrieval's: shorter words are not taken for names
-
-
 class LengthReference(StrEnum):
     FIXED = "fixed"  # reference_tokens
     REQUEST_MEAN = "request_mean"  # the mean token count of the request's noul/score items
@@ -55,13 +52,13 @@ class MissingTaskTextError(ValueError):
 
 
 @lru_cache(maxsize=256)
-def _task_weights(task_text: str, mention_weight: float) -> dict[str, float]:
+def _task_weights(task_text: str, mention_weight: float, mention_min_length: int) -> dict[str, float]:
     """Longer tokens are more specific; repeats in the task raise weight sublinearly; the tokens of
     names the task mentions as code (`code_names`) weigh `1 + mention_weight` times as much."""
     counts = Counter(tokenize(task_text))
     weights = {t: (0.5 + min(len(t), 12) / 8) * (1 + math.log(n)) for t, n in counts.items()}
     if mention_weight:
-        for token in {t for name in code_names(task_text, _MIN_NAME_LENGTH) for t in tokenize(name)}:
+        for token in {t for name in code_names(task_text, mention_min_length) for t in tokenize(name)}:
             if token in weights:
                 weights[token] *= 1 + mention_weight
     return weights
@@ -78,7 +75,7 @@ def item_text(question: Question) -> str:
 class LexicalBackend:
     def __init__(self, *, scale: float, length_norm: float, reference_tokens: float, length_reference: str,
                  shared_token_damping: float, covered_discount: float, temperature: float, model: str,
-                 mention_weight: float):
+                 mention_weight: float, mention_min_length: int):
         if scale <= 0 or temperature <= 0 or reference_tokens <= 0:
             raise ValueError("lexical backend: scale, temperature and reference_tokens must be > 0")
         if not (0 <= length_norm <= 1 and 0 <= shared_token_damping <= 1 and 0 <= covered_discount <= 1):
@@ -97,12 +94,16 @@ class LexicalBackend:
         if mention_weight < 0:
             raise ValueError(f"lexical backend: mention_weight must be >= 0, got {mention_weight!r}")
         self.mention_weight = float(mention_weight)
+        if mention_min_length < 1:
+            raise ValueError(f"lexical backend: mention_min_length must be >= 1, got {mention_min_length!r}")
+        self.mention_min_length = int(mention_min_length)
 
     @property
     def identity(self) -> str:
         # The fixed reference keeps lexical-v3's identity, so decisions cached before the option existed stay valid.
         reference = "" if self.length_reference is LengthReference.FIXED else f":length_reference={self.length_reference}"
-        mentions = f":mention_weight={self.mention_weight}" if self.mention_weight else ""  # likewise
+        mentions = (f":mention_weight={self.mention_weight}:mention_min_length={self.mention_min_length}"
+                    if self.mention_weight else "")  # likewise
         return (
             f"{_VERSION}:scale={self.scale}:length_norm={self.length_norm}:reference_tokens={self.reference_tokens}"
             f"{reference}{mentions}:shared_token_damping={self.shared_token_damping}:covered_discount={self.covered_discount}"
@@ -139,7 +140,7 @@ class LexicalBackend:
         task_text = request.state.get("task")
         if not isinstance(task_text, str) or not task_text.strip():
             raise MissingTaskTextError("lexical System One needs the task text in state['task']")
-        weights = _task_weights(task_text, self.mention_weight)
+        weights = _task_weights(task_text, self.mention_weight, self.mention_min_length)
         items = {k: frozenset(tokenize(item_text(q))) for k, q in request.questions.items() if q.type != "choice"}
         damp = self._damping(list(items.values()))
         reference = None

@@ -159,5 +159,7 @@ def test_a_mention_weight_lets_the_excerpt_with_the_named_code_beat_one_sharing_
     weighted = compose_backend("lexical", mention_weight=3.0).answer(request).answers
     assert plain["named"].noul < plain["prose"].noul  # task prose outweighs the one name it mentions
     assert weighted["named"].noul > weighted["prose"].noul
+    too_short = compose_backend("lexical", mention_weight=3.0, mention_min_length=20).answer(request).answers
+    assert too_short == plain  # `_format_header` is shorter than 20: not taken for a name
     assert compose_backend("lexical", mention_weight=3.0).identity != compose_backend("lexical").identity
     assert "mention_weight" not in compose_backend("lexical", mention_weight=0.0).identity  # off: lexical-v3 as it was

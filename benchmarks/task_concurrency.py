@@ -1,7 +1,7 @@
 """Tasks in flight inside one job against a slow remote System One: a whole task set over HTTP.
 
     python benchmarks/task_concurrency.py [--dataset swebench_lite_pypi] [--locator two_phase]
-                                          [--latency-ms 200] [--concurrency 1 4 8] [--limit N]
+                                          [--latency-ms 200] [--concurrency 1 4 8] [--limit N] [key=value …]
 
 Starts loclab's System One server with `--latency-ms` injected per request, then runs the job
 (`system_one=http`, the client's decision cache off so every request crosses the wire,
@@ -28,6 +28,7 @@ def main() -> int:
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8])
     parser.add_argument("--limit", type=int)
+    parser.add_argument("overrides", nargs="*", help="more job overrides (key=value)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="loclab-task-concurrency-"))
     with system_one_server(work / "server-cache", f"server.faults.latency_ms={args.latency_ms}") as url:
@@ -40,7 +41,8 @@ def main() -> int:
                    "MLFLOW_DISABLE_TELEMETRY": "true"}
             command = [f"dataset={args.dataset}", f"locator={args.locator}", "system_one=http",
                        "system_one.cache.enabled=false", "force=true", f"concurrency.tasks={concurrency}",
-                       f"hydra.run.dir={work}/hydra-{concurrency}", *([f"limit={args.limit}"] if args.limit else [])]
+                       f"hydra.run.dir={work}/hydra-{concurrency}", *([f"limit={args.limit}"] if args.limit else []),
+                       *args.overrides]
             return timed_job(command, env, results, key_from=2)  # keyed by task
 
         failures = speedup_table("concurrency.tasks", args.concurrency, run)

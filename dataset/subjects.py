@@ -7,6 +7,12 @@ A downloaded artifact must carry the manifest's file name and sha256. When a sub
 a digest of the whole tree (every file's size and BLAKE3 hash) is recorded beside it; a cached
 subject is checked against it once per process before it is used, so a file changed in the cache
 (gold or not) fails the task closed.
+
+Re-hashing every tree in every process is most of a job's subject cost, so a successful check also
+records every entry's lstat (size, mtime, ctime, inode) as a stamp, as git's index does. A later
+process re-hashes only when a stat differs: any write to a file (or a `touch` putting its mtime
+back) moves its ctime, which user space cannot set, so what the stamp vouches for is "not written
+since its content matched the digest".
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import sys
 import tarfile
 import tempfile
 import threading
+import time
 import zipfile
 from pathlib import Path
 
@@ -27,11 +34,16 @@ from packaging.utils import parse_wheel_filename
 from dataset.manifest import GitSubject, LocalSubject, PypiSubject, SubjectSpec
 import blake3
 
+from locator.files import write_atomically
 from locator.hashing import blake3_hex, canonical_json, sha256_file
 from locator.repository import PathOutsideSubjectError, normalize_relpath
 
 _MARKER = ".loclab-subject.json"
 _TREE_DIGEST = "tree-digest.json"
+_STAT_STAMP = "tree-stat.json"  # every entry's lstat when the tree last matched its digest
+# File times tick coarsely (a few ms): an entry changed within this long before the stat walk could
+# be changed again with the same ctime, so such a tree gets no stamp (git's "racily clean" entries).
+_RACY_NS = 1_000_000_000
 
 
 class SubjectError(RuntimeError):
@@ -126,6 +138,20 @@ def tree_digest(root: Path) -> dict[str, list]:
     return digest
 
 
+def tree_stat(root: Path) -> dict[str, list[int]]:
+    """Every entry `tree_digest` covers, by the same path: its lstat [size, mtime_ns, ctime_ns,
+    inode]. Nothing is read, so it costs a directory walk."""
+    stats: dict[str, list[int]] = {}
+    top = os.fspath(root)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        where = dirpath[len(top) + 1:]
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            st = os.lstat(os.path.join(dirpath, name))
+            key = os.fsencode(os.path.join(where, name) if where else name).decode("utf-8", "backslashreplace")
+            stats[key] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    return stats
+
+
 def _digest_differences(recorded: dict[str, list], current: dict[str, list]) -> list[str]:
     changed = [f"changed {p}" for p in sorted(set(recorded) & set(current)) if recorded[p] != current[p]]
     return (changed + [f"added {p}" for p in sorted(set(current) - set(recorded))]
@@ -203,6 +229,11 @@ class SubjectStore:
         (once per process); a local subject is the user's own directory, which may."""
         return not isinstance(spec, LocalSubject)
 
+    def derived_dir(self, spec: SubjectSpec) -> Path | None:
+        """Where what is computed from a frozen subject's tree is kept between processes (its
+        listing): beside the tree in the cache, so it goes when the subject does. None for a local one."""
+        return None if isinstance(spec, LocalSubject) else self.cache_dir / "subjects" / spec.kind / _spec_key(spec)
+
     def materialize(self, spec: SubjectSpec, what: str) -> Path:
         if isinstance(spec, LocalSubject):
             root = Path(spec.path)
@@ -246,12 +277,18 @@ class SubjectStore:
         tree = final / "tree"
         if tree in self._verified:
             return
-        recorded = json.loads((final / _TREE_DIGEST).read_text(encoding="utf-8"))
-        differences = _digest_differences(recorded, tree_digest(tree))
-        if differences:
-            shown = ", ".join(differences[:5]) + (f" (+{len(differences) - 5} more)" if len(differences) > 5 else "")
-            raise SubjectIntegrityError(f"{what}: cached subject {tree} differs from the tree it was built as: {shown}; "
-                                        f"delete {final} to rebuild it")
+        recorded_text = (final / _TREE_DIGEST).read_text(encoding="utf-8")
+        walked_at = time.time_ns()
+        stamp = {"digest_blake3": blake3_hex(recorded_text.encode("utf-8")), "stats": tree_stat(tree)}
+        if _read_json(final / _STAT_STAMP) != stamp:  # written to since it last matched: hash its content
+            # stat before hashing: a write after the stat moves a ctime, so the next process re-hashes
+            differences = _digest_differences(json.loads(recorded_text), tree_digest(tree))
+            if differences:
+                shown = ", ".join(differences[:5]) + (f" (+{len(differences) - 5} more)" if len(differences) > 5 else "")
+                raise SubjectIntegrityError(f"{what}: cached subject {tree} differs from the tree it was built as: "
+                                            f"{shown}; delete {final} to rebuild it")
+            if all(ctime < walked_at - _RACY_NS for _, _, ctime, _ in stamp["stats"].values()):
+                write_atomically(final / _STAT_STAMP, json.dumps(stamp, sort_keys=True))
         self._verified.add(tree)
 
     def _build_pypi(self, spec: PypiSubject, staging: Path, tree: Path) -> None:
@@ -276,6 +313,13 @@ class SubjectStore:
         with tarfile.open(archive) as tar:
             tar.extractall(tree, filter="data")
         archive.unlink()
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def _git(verb: str, args: list[str], spec: GitSubject) -> None:

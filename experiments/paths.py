@@ -1,7 +1,9 @@
-"""Where things live. Hydra does not chdir, so every path loclab writes is absolute."""
+"""Where things live (Hydra does not chdir, so every path loclab writes is absolute), and the
+config's resolvers."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 from pathlib import Path
 
@@ -21,6 +23,8 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("loclab_root", lambda: str(PROJECT_ROOT))
     if not OmegaConf.has_resolver("loclab_cache"):
         OmegaConf.register_new_resolver("loclab_cache", default_cache_dir)
+    if not OmegaConf.has_resolver("loclab_product"):  # a setting that follows others, e.g. connections per job
+        OmegaConf.register_new_resolver("loclab_product", lambda *factors: math.prod(int(f) for f in factors))
 
 
 def git_revision() -> str:

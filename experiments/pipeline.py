@@ -26,6 +26,7 @@ from dataset.subjects import SubjectStore, source_reader
 from experiments.identity import code_identity
 from locator.base import Locator
 from locator.hashing import blake3_hex, canonical_json
+from locator.outline import keep_on_disk as keep_outlines_on_disk
 from locator.redact import redact
 from locator.repository import PathOutsideSubjectError, RepositoryView, UnknownFileError
 from locator.result import LocalizationResult, Provenance
@@ -108,6 +109,7 @@ class Job:
         cache_cfg = cfg.system_one.cache if cfg.system_one else None
         self.cache = DecisionCache(cache_cfg.path) if cache_cfg and cache_cfg.enabled else None
         self.store = SubjectStore(cfg.paths.cache_dir, Path(manifest.source).parent)
+        keep_outlines_on_disk(Path(cfg.paths.cache_dir) / "outlines")  # render and score parse the same files every job
         self.render: RenderSettings = instantiate(cfg.render)
 
     @property
@@ -148,7 +150,8 @@ class Job:
         try:
             with clock(HarnessStage.SUBJECT):
                 repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id),
-                                      frozen=self.store.frozen(row.subject))
+                                      frozen=self.store.frozen(row.subject),
+                                      listing_dir=self.store.derived_dir(row.subject))
                 check_gold(row.gold, _line_count_in(repo), what=row.task.id)
             saved = self._saved(result_path, localize_missing)
             if saved is not None:

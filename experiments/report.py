@@ -68,12 +68,10 @@ def _headline(aggregate: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
 
 def headline_figure(title: str, aggregate: pd.DataFrame):
     """Two panels: quality means with their 95 % CIs, and cost per task (log scale) with theirs."""
-    import matplotlib
+    from matplotlib.figure import Figure  # here: a job draws one figure, at its end; pyplot's registry is not needed
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, (quality, cost) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1.2, 1]})
+    figure = Figure(figsize=(11, 3.8))
+    quality, cost = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.2, 1]})
     for axis, frame, label in ((quality, _headline(aggregate, HEADLINE_QUALITY), "mean over tasks (95% CI)"),
                                (cost, _headline(aggregate, HEADLINE_COST), "per task (95% CI, log scale)")):
         means = frame["mean"].astype(float)

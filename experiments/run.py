@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import shutil
 import socket
@@ -22,7 +23,6 @@ from enum import StrEnum
 from pathlib import Path
 
 import hydra
-import matplotlib.pyplot as plt
 import mlflow
 import pandas as pd
 from hydra.core.hydra_config import HydraConfig
@@ -117,6 +117,9 @@ def _check(cfg: DictConfig) -> None:
     if not _positive(cfg.concurrency.tasks):
         raise JobConfigError(f"concurrency.tasks must be a positive number of tasks in flight, "
                              f"got {cfg.concurrency.tasks!r}")
+    if not _positive(cfg.tracking.trace_span_batch):
+        raise JobConfigError(f"tracking.trace_span_batch must be a positive number of spans, "
+                             f"got {cfg.tracking.trace_span_batch!r}")
 
 
 def _job_key(job: Job, rows, cfg: DictConfig, stage: Stage) -> str:
@@ -127,8 +130,26 @@ def _job_key(job: Job, rows, cfg: DictConfig, stage: Stage) -> str:
     return blake3_hex(canonical_json({"run_key": job.run_key, "manifest": job.manifest.content_hash, **selection}))[:16]
 
 
+# CPython's cyclic GC rescans the live heap every 700 allocations. Over a job's heap (listings,
+# outlines, MLflow's spans) that was ~20 % of a 50-task job's wall time, and the final scan at exit
+# another second. What is alive when the job starts (modules, config) is frozen out of every scan,
+# and collections run rarely: measured 9.5 s -> 7.6 s for that job.
+GC_THRESHOLDS = (100_000, 50, 100)
+
+
+def tune_gc() -> None:
+    gc.collect()  # what is garbage now is freed, not frozen for good (a serial sweep runs jobs in one process)
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+def _gc_collections() -> int:
+    return sum(generation["collections"] for generation in gc.get_stats())
+
+
 def run_job(cfg: DictConfig, stage: Stage) -> None:
     started = time.perf_counter()
+    tune_gc()
     localize_missing = stage is Stage.LOCALIZE
     choices = HydraConfig.get().runtime.choices
     locator_name = choices["locator"]
@@ -137,6 +158,8 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
     parent = os.environ.get(PARENT_RUN_ENV)
     try:  # an error here is recorded in the job's own (FAILED) run below
         _check(cfg)
+        # read by MLflow when this process's first span starts
+        os.environ["MLFLOW_ASYNC_TRACE_LOGGING_MAX_SPAN_BATCH_SIZE"] = str(cfg.tracking.trace_span_batch)
         manifest = instantiate(cfg.dataset.loader)
         job = Job(cfg, manifest, locator_name)
         rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
@@ -184,6 +207,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
          started: float) -> None:
     """The job's body. Its wall time is logged by harness stage (`harness/…_s`: setup, each task
     stage summed over tasks, logging), so loclab's own overhead is measured on every run."""
+    collections_before = _gc_collections()
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
                      "loclab.manifest_source": redact(str(manifest.source)),
                      "loclab.system_one_identity": redact(job.system_one_identity),
@@ -236,7 +260,6 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         print_summary(title, summary, counts)
         figure = headline_figure(title, summary)
         mlflow.log_figure(figure, "headline_metrics.png")
-        plt.close(figure)
         mlflow.set_tag("mlflow.note.content", redact(job_description(
             f"{locator_name} on {cfg.dataset.name}, {stage.value} (manifest {manifest.content_hash[:12]})", summary,
             counts, [o for o in HydraConfig.get().overrides.task if not o.startswith("hydra.")],
@@ -246,6 +269,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     harness |= {"setup_s": tasks_started - started, "tasks_wall_s": tasks_done - tasks_started,
                 "log_s": finished - tasks_done, "job_s": finished - started}
     harness["overhead_fraction"] = overhead_fraction(harness)
+    harness["gc_collections"] = _gc_collections() - collections_before  # see GC_THRESHOLDS
     mlflow.log_metrics({f"harness/{k}": v for k, v in harness.items()})
     for failed in outcomes:
         if failed.status == "failed":

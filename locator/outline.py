@@ -1,13 +1,21 @@
 """Python definitions (functions, methods, classes) with their line spans, via `ast`.
 
 Entity names follow LocAgent/SweRank: `path:Class.method`, `path:function`, `path:Class`.
+Parsing is most of what rendering and scoring cost, and the same files are parsed by every job,
+so `keep_on_disk` keeps each outline between processes, keyed by the text's content.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from functools import lru_cache
+import json
+import sys
+from dataclasses import astuple, dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+
+from locator.files import write_atomically
+from locator.hashing import blake3_hex
 
 
 @dataclass(frozen=True)
@@ -26,8 +34,37 @@ class Definition:
 _NODE_KINDS = {ast.FunctionDef: "function", ast.AsyncFunctionDef: "function", ast.ClassDef: "class"}
 
 
+_disk: Path | None = None  # where `keep_on_disk` keeps outlines
+
+
+def keep_on_disk(directory: Path | None) -> None:
+    """Keep every outline parsed in this process under `directory` (None: memory only)."""
+    global _disk
+    _disk = directory
+    _definitions_cached.cache_clear()
+
+
+@cache
+def _rules() -> str:
+    """What an outline was made by: Python's version (its grammar) and this module's source."""
+    return f"py{sys.version_info.major}.{sys.version_info.minor}-{blake3_hex(Path(__file__).read_bytes())[:12]}"
+
+
 @lru_cache(maxsize=512)
 def _definitions_cached(source: str) -> tuple[Definition, ...]:
+    if _disk is None:
+        return _parse(source)
+    key = blake3_hex(source.encode("utf-8", "surrogatepass"))
+    path = _disk / _rules() / key[:2] / f"{key}.json"
+    try:
+        return tuple(Definition(*row) for row in json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):  # none yet, or unreadable: parse it (again)
+        found = _parse(source)
+        write_atomically(path, json.dumps([astuple(d) for d in found]))
+        return found
+
+
+def _parse(source: str) -> tuple[Definition, ...]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 from locator.definitions import GRAMMARS, DefinitionIndex, build_index
+from locator.files import write_atomically
+from locator.hashing import blake3_hex
 from locator.outline import Definition, definitions
 from locator.system_one.tokens import count_tokens
 
@@ -98,6 +102,19 @@ class ReadCounters:
     bytes: int
     index_lines: int = 0  # lines read to build an index (index_lines): never handed to the locator as text
 
+def _read_listing(path: Path) -> _Listing | None:
+    """A saved listing, or None when there is none or it is unreadable (it is then made again)."""
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved["schema_version"] != _LISTING_SCHEMA:
+            return None
+        files = {p: FileInfo(path=p, size_bytes=size, line_count=lines) for p, size, lines in saved["files"]}
+        skipped = {reason: 0 for reason in SkipReason} | {SkipReason(r): int(n) for r, n in saved["skipped"].items()}
+        return _Listing(files, skipped, {})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _loops(path: Path) -> bool:
     try:
         os.stat(path)
@@ -145,6 +162,16 @@ class _Listing:
     lines: dict[str, tuple[str, ...]]
 
 
+_LISTING_SCHEMA = 1
+
+
+@cache
+def _listing_rules() -> str:
+    """What a saved listing was made by: this module's source, so a change to what is listed or
+    skipped never reuses an old listing."""
+    return blake3_hex(Path(__file__).read_bytes())[:16]
+
+
 _LISTINGS: OrderedDict[tuple[Path, int], _Listing] = OrderedDict()
 _LISTINGS_LOCK = threading.Lock()
 _LISTINGS_SIZE = 4  # subjects; tasks of one repository revision run one after another
@@ -160,10 +187,12 @@ class RepositoryView:
     content-addressed subject): its listing and file lines are shared by every view of it, so a
     job's tasks on one subject read it from disk once. Metering is per view either way: what a
     view hands out is charged to it, whether or not the lines were already in memory.
+    `listing_dir` (frozen only) keeps that listing between processes, so a tree that has not
+    changed is not read whole again by every job.
     """
 
     def __init__(self, root: str | os.PathLike[str], max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                 frozen: bool = False):
+                 frozen: bool = False, listing_dir: Path | None = None):
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"subject root is not a directory: {self.root}")
@@ -176,18 +205,25 @@ class RepositoryView:
             self._cache: dict[str, tuple[str, ...]] = {}
             self._files = self._enumerate()
             return
-        listing = self._shared_listing()
+        listing = self._shared_listing(listing_dir)
         self._files, self._cache = listing.files, listing.lines
         self.skipped = dict(listing.skipped)
 
-    def _shared_listing(self) -> _Listing:
+    def _shared_listing(self, listing_dir: Path | None) -> _Listing:
         key = (self.root, self.max_file_bytes)
         with _LISTINGS_LOCK:
             if key in _LISTINGS:
                 _LISTINGS.move_to_end(key)
                 return _LISTINGS[key]
-        self._cache = {}
-        listing = _Listing(self._enumerate(), dict(self.skipped), self._cache)
+        saved = listing_dir / f"listing-{_listing_rules()}-{self.max_file_bytes}.json" if listing_dir else None
+        listing = _read_listing(saved) if saved else None
+        if listing is None:
+            self._cache = {}
+            listing = _Listing(self._enumerate(), dict(self.skipped), self._cache)
+            if saved:
+                write_atomically(saved, json.dumps({
+                    "schema_version": _LISTING_SCHEMA, "skipped": {r.value: n for r, n in listing.skipped.items()},
+                    "files": [[f.path, f.size_bytes, f.line_count] for f in listing.files.values()]}))
         with _LISTINGS_LOCK:
             _LISTINGS[key] = listing
             while len(_LISTINGS) > _LISTINGS_SIZE:

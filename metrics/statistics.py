@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-from scipy import stats
 
 BOOTSTRAP_RESAMPLES = 5000  # the one resample count of the project
 
@@ -68,6 +67,8 @@ def wilcoxon_signed_rank(a: np.ndarray, b: np.ndarray) -> PairedTest:
         return PairedTest("wilcoxon", None, None, 0)
     if np.all(diffs == 0):
         return PairedTest("wilcoxon", 0.0, 1.0, len(diffs))
+    from scipy import stats  # here, not at the top: every job imports this module and only comparisons test
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = stats.wilcoxon(a, b, zero_method="pratt")
@@ -80,6 +81,8 @@ def mcnemar_exact(a: np.ndarray, b: np.ndarray) -> PairedTest:
     only_b = int(np.sum((a == 0) & (b == 1)))
     if only_a + only_b == 0:
         return PairedTest("mcnemar", 0.0, 1.0, len(a))
+    from scipy import stats
+
     result = stats.binomtest(only_a, only_a + only_b, 0.5)
     return PairedTest("mcnemar", float(min(only_a, only_b)), float(result.pvalue), len(a))
 

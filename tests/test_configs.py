@@ -132,3 +132,15 @@ def test_two_phase_retrieval_is_exactly_its_documented_composition():
         "locator.reader.describe=outline", "locator.rank_by=discovery", "locator.keep_unconfirmed_files=true").locator,
         resolve=True)
     assert named == composed | {"name": "two_phase_retrieval"}
+
+
+@pytest.mark.parametrize(("system_one", "per_task"), [("http", 8), ("openai_logprobs", 4 * 8)])
+def test_a_remote_system_one_has_a_connection_for_every_request_the_job_can_have_in_flight(system_one, per_task):
+    for tasks in (1, 4):
+        cfg = compose_config(f"system_one={system_one}", f"concurrency.tasks={tasks}")
+        assert instantiate(cfg.system_one.backend)._client._transport._pool._max_connections == tasks * per_task
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):  # the server's config has no tasks
+        served = compose("serve", overrides=[f"system_one={system_one}"])
+    assert served.system_one.backend.max_connections == per_task

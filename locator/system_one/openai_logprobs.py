@@ -62,14 +62,14 @@ def _distribution(mass: dict[str, float], labels: list[str], what: str) -> list[
 class OpenAILogprobsBackend:
     def __init__(self, *, base_url: str, model: str, api_key_env: str | None, top_logprobs: int,
                  parallel_questions: int, timeout_s: float, max_attempts: int, backoff_initial_s: float,
-                 backoff_max_s: float):
+                 backoff_max_s: float, max_connections: int):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key_env = api_key_env
         self.top_logprobs = top_logprobs
         self.parallel_questions = max(1, parallel_questions)
         self.policy = RetryPolicy(max_attempts, backoff_initial_s, backoff_max_s, timeout_s)
-        self._client = httpx.Client(limits=httpx.Limits(max_connections=max(16, self.parallel_questions)))
+        self._client = httpx.Client(limits=httpx.Limits(max_connections=max_connections))
 
     @property
     def identity(self) -> str:

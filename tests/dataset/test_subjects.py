@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
+import time
 import zipfile
 
 import pytest
 
 from dataset.manifest import GitSubject, LocalSubject, PypiSubject
+from dataset import subjects
 from dataset.subjects import SubjectError, SubjectIntegrityError, SubjectStore, _unpack
 from tests.conftest import write_tree
 
@@ -54,6 +57,43 @@ def test_git_subject_exports_the_revision_not_the_work_tree(tmp_path):
     root = store.materialize(spec, "t")
     assert (root / "pkg" / "m.py").read_text() == "v = 1\n"
     assert store.materialize(spec, "t") == root  # cached by content
+
+
+def _cached_git_subject(tmp_path, monkeypatch):
+    monkeypatch.setattr(subjects, "_RACY_NS", 0)  # the tree was just built: stamp it at once
+    first = _git_repo(tmp_path / "upstream")
+    spec = GitSubject(repository=str(tmp_path / "upstream"), revision=first)
+    root = SubjectStore(tmp_path / "cache").materialize(spec, "t")
+    SubjectStore._verified.clear()  # a new process
+    return spec, root
+
+
+def test_an_unwritten_cached_tree_is_vouched_for_by_its_stat_stamp(tmp_path, monkeypatch):
+    spec, root = _cached_git_subject(tmp_path, monkeypatch)
+    assert SubjectStore(tmp_path / "cache").materialize(spec, "t") == root  # hashed once, stamp written
+    SubjectStore._verified.clear()
+    monkeypatch.setattr(subjects, "tree_digest", lambda _: pytest.fail("an unchanged tree was hashed again"))
+    assert SubjectStore(tmp_path / "cache").materialize(spec, "t") == root
+
+
+def test_a_same_size_write_with_its_mtime_put_back_is_still_caught(tmp_path, monkeypatch):
+    spec, root = _cached_git_subject(tmp_path, monkeypatch)
+    SubjectStore(tmp_path / "cache").materialize(spec, "t")  # the stamp
+    SubjectStore._verified.clear()
+    time.sleep(0.05)  # a later tick of the file clock than the build's write
+    target = root / "pkg" / "m.py"
+    before = target.stat()
+    target.write_text("v = 9\n")  # same size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime back: only the ctime moved
+    with pytest.raises(SubjectIntegrityError, match="changed pkg/m.py"):
+        SubjectStore(tmp_path / "cache").materialize(spec, "t")
+
+
+def test_a_tree_written_just_before_its_check_gets_no_stamp(tmp_path, monkeypatch):
+    spec, root = _cached_git_subject(tmp_path, monkeypatch)
+    monkeypatch.setattr(subjects, "_RACY_NS", 10**12)  # everything is "just written"
+    SubjectStore(tmp_path / "cache").materialize(spec, "t")
+    assert not list((tmp_path / "cache").rglob("tree-stat.json"))
 
 
 def test_git_unknown_revision_is_a_clear_error(tmp_path):

@@ -48,6 +48,7 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert job.info.run_name == "two_phase@demo limit=2 task_runs=true"
     harness = {k: v for k, v in job.data.metrics.items() if k.startswith("harness/")}
     assert 0 < harness["harness/localize_s"] < harness["harness/job_s"] and harness["harness/log_s"] > 0
+    assert harness["harness/gc_collections"] < 20  # the tuned collector (CPython's default: hundreds here)
     experiment = ws.client().get_experiment(job.info.experiment_id)
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI opens on its runs
     traces = ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)

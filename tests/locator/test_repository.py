@@ -118,6 +118,24 @@ def test_views_of_a_frozen_tree_share_one_listing_and_meter_apart(tmp_path):
     assert "pkg/late.py" in {f.path for f in RepositoryView(root).files()}  # a view of a live tree walks it
 
 
+def test_a_frozen_trees_listing_is_kept_between_processes_and_remade_when_unreadable(tmp_path, monkeypatch):
+    from locator import repository
+
+    root = write_tree(tmp_path / "frozen", {"pkg/a.py": "one\ntwo\n", "pkg/b.bin": b"\x00"})
+    RepositoryView(root, frozen=True, listing_dir=tmp_path / "derived")
+    [saved] = (tmp_path / "derived").glob("listing-*.json")
+    repository._LISTINGS.clear()  # a new process
+    monkeypatch.setattr(RepositoryView, "_enumerate", lambda self: pytest.fail("a saved listing was walked again"))
+    view = RepositoryView(root, frozen=True, listing_dir=tmp_path / "derived")
+    assert [(f.path, f.line_count) for f in view.files()] == [("pkg/a.py", 2)] and view.skipped[SkipReason.BINARY] == 1
+    assert view.read("pkg/a.py").lines == ("one\n", "two\n") and view.counters().lines == 2
+    monkeypatch.undo()
+    saved.write_text("{not json")
+    repository._LISTINGS.clear()
+    assert [f.path for f in RepositoryView(root, frozen=True, listing_dir=tmp_path / "derived").files()] == ["pkg/a.py"]
+    assert '"schema_version": 1' in saved.read_text()  # made again
+
+
 def test_only_cached_subjects_are_frozen():
     from dataset.manifest import LocalSubject, PypiSubject
     from dataset.subjects import SubjectStore

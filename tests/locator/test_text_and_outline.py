@@ -55,3 +55,25 @@ def test_names_are_the_words_inside_code_and_the_code_shaped_words_of_prose():
 def test_an_indented_line_is_code_but_the_prose_after_it_is_not():
     names = code_names("Example:\n    run_it(1)\nThis breaks everything\n", 3)
     assert "run_it" in names and "breaks" not in names and "everything" not in names
+
+
+def test_an_outline_kept_on_disk_is_read_back_by_a_new_process_and_remade_when_unreadable(tmp_path, monkeypatch):
+    import ast
+
+    from locator import outline
+
+    source = "class A:\n    def f(self):\n        pass\n"
+    try:
+        outline.keep_on_disk(tmp_path / "outlines")
+        parsed = definitions(source)
+        [saved] = (tmp_path / "outlines").rglob("*.json")
+        outline._definitions_cached.cache_clear()  # a new process
+        with monkeypatch.context() as patched:
+            patched.setattr(ast, "parse", lambda _: (_ for _ in ()).throw(AssertionError("parsed again")))
+            assert definitions(source) == parsed and [d.qualname for d in parsed] == ["A", "A.f"]
+        saved.write_text("[[1]")
+        outline._definitions_cached.cache_clear()
+        assert definitions(source) == parsed  # unreadable: parsed and saved again
+        assert definitions("def g(:\n") == []
+    finally:
+        outline.keep_on_disk(None)

@@ -194,3 +194,41 @@ def test_a_handed_off_gold_file_kept_without_evidence_is_not_converted():
                                                                              handed_off=["a.py"])})
     scores = _score(result, GOLD)
     assert scores["reader_conversion"] == 0.0
+
+
+NESTED = '''import os
+
+
+@decorator
+class Outer:
+    x = 1
+
+    def first(self):
+        return 1
+
+    class Inner:
+        def deep(self):
+            return 2
+
+    def last(self):
+        return 3
+
+
+def free():
+    pass
+'''
+
+
+def test_entities_of_a_span_are_those_of_its_lines_one_by_one():
+    from locator.outline import definitions, innermost, outermost
+    from metrics.localization import _entities
+
+    lines = NESTED.count("\n")
+    for resolve in (innermost, outermost):
+        for start in range(1, lines + 1):
+            for end in range(start, lines + 1):
+                one_by_one: dict[str, None] = {}
+                for line in range(start, end + 1):
+                    if (hit := resolve(definitions(NESTED), line)) is not None:
+                        one_by_one.setdefault(f"m.py:{hit.qualname}", None)
+                assert _entities([("m.py", start, end)], lambda _: NESTED, resolve) == list(one_by_one), (start, end)

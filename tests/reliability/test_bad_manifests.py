@@ -55,6 +55,12 @@ def test_repeats_below_one_are_refused(repeats):
         _check(compose_config(f"repeats={repeats}"))
 
 
+@pytest.mark.parametrize("batch", [0, "many"])
+def test_a_trace_span_batch_that_is_not_a_positive_count_is_refused(batch):
+    with pytest.raises(JobConfigError, match="tracking.trace_span_batch must be a positive number of spans"):
+        _check(compose_config(f"tracking.trace_span_batch={batch}"))
+
+
 def test_a_gold_file_missing_from_the_subject_fails_the_task_closed(tmp_path):
     gold = Gold(files=["pkg/gone.py"], spans=[GoldSpan(path="pkg/gone.py", start_line=1, end_line=1, region=0)], rule="t")
     manifest = local_manifest(tmp_path, gold=gold)

@@ -138,7 +138,8 @@ GC_THRESHOLDS = (100_000, 50, 100)
 
 
 def tune_gc() -> None:
-    gc.collect()  # what is garbage now is freed, not frozen for good (a serial sweep runs jobs in one process)
+    gc.unfreeze()  # a job before this one in the process (a serial sweep) froze what it left
+    gc.collect()  # what is garbage now is freed, not frozen for good
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
 
@@ -373,6 +374,8 @@ def run_or_exit(cfg: DictConfig, stage: Stage) -> None:
             raise
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(EXIT_TASKS_FAILED)
+    finally:
+        gc.freeze()  # what the job leaves goes with the process: the collector's scan of it at exit took 0.6 s
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")

@@ -33,7 +33,8 @@ def main(cfg: DictConfig) -> None:
         if not api_key:
             raise SystemExit(f"server.api_key_env={server.api_key_env} is not set")
     faults = FaultPlan(**OmegaConf.to_container(server.faults, resolve=True))
-    limits = Limits(max_request_bytes=server.max_request_bytes, max_questions=server.max_questions)
+    limits = Limits(max_request_bytes=server.max_request_bytes, max_questions=server.max_questions,
+                    max_concurrent_requests=server.max_concurrent_requests)
     if api_key is None and not _loopback(server.host):
         print(f"WARNING: serving on {server.host}, reachable from other machines, WITHOUT a key: anyone who can reach "
               f"it can spend this backend. Set server.api_key_env to require a bearer key.", file=sys.stderr, flush=True)

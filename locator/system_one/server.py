@@ -12,9 +12,11 @@ import json
 import random
 import threading
 import time
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from anyio import to_thread
 from fastapi import Depends, FastAPI, Header, HTTPException
 from fastapi.responses import JSONResponse, PlainTextResponse, Response as HttpResponse
 
@@ -44,6 +46,8 @@ class ServerStats:
     faults: int = 0
     backend_calls: int = 0
     cache_hits: int = 0
+    in_flight: int = 0
+    peak_in_flight: int = 0  # the most answers being worked on at once
 
 
 def _corrupt(body: dict, how: Corruption) -> dict:
@@ -63,10 +67,13 @@ def _corrupt(body: dict, how: Corruption) -> dict:
 @dataclass(frozen=True)
 class Limits:
     """What one request may cost the server before it is even read: its body size and how many
-    questions it holds. Past either, the answer is 413."""
+    questions it holds (past either, the answer is 413); and how many are answered at once."""
 
     max_request_bytes: int
     max_questions: int
+    # Answers are worked on in worker threads (a backend may block), by default 40: a job with more
+    # requests in flight (tasks x max_concurrency) queued here behind them.
+    max_concurrent_requests: int
 
 
 class BodySizeLimit:
@@ -116,7 +123,12 @@ class BodySizeLimit:
 
 def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults: FaultPlan, limits: Limits,
                api_key: str | None = None) -> FastAPI:
-    app = FastAPI(title="loclab System One", docs_url=None, redoc_url=None)
+    @asynccontextmanager
+    async def lifespan(_: FastAPI):
+        to_thread.current_default_thread_limiter().total_tokens = limits.max_concurrent_requests
+        yield
+
+    app = FastAPI(title="loclab System One", docs_url=None, redoc_url=None, lifespan=lifespan)
     app.add_middleware(BodySizeLimit, max_bytes=limits.max_request_bytes)
     stats = ServerStats()
     lock = threading.Lock()
@@ -151,6 +163,16 @@ def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults
 
     @app.post("/v1/answer", dependencies=[Depends(authorized)])
     def answer(request: Request) -> HttpResponse:
+        with lock:
+            stats.in_flight += 1
+            stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
+        try:
+            return _answer(request)
+        finally:
+            with lock:
+                stats.in_flight -= 1
+
+    def _answer(request: Request) -> HttpResponse:
         if len(request.questions) > limits.max_questions:
             raise HTTPException(status_code=413, detail=f"{len(request.questions)} questions in one request; "
                                                         f"this server answers at most {limits.max_questions}")

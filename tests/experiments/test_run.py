@@ -240,3 +240,17 @@ def test_the_overhead_fraction_counts_overlapping_tasks_once():
     assert run_module.overhead_fraction(harness) == pytest.approx(1 - 2.0 / 3.0)  # not 1 - 8/3 < 0
     serial = stages | {"tasks_wall_s": 10.0, "job_s": 12.0}
     assert run_module.overhead_fraction(serial) == pytest.approx(1 - 8.0 / 12.0)
+
+
+def test_a_job_leaves_its_heap_frozen_so_the_exit_does_not_scan_it(monkeypatch):
+    import gc
+
+    from experiments import run
+
+    monkeypatch.setattr(run, "run_job", lambda cfg, stage: None)
+    gc.unfreeze()
+    try:
+        run.run_or_exit(None, run.Stage.LOCALIZE)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

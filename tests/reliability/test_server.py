@@ -62,3 +62,16 @@ def test_serving_beyond_loopback_without_a_key_is_loudly_warned():
         proc.kill()
         proc.wait(timeout=30)
     assert line.startswith("WARNING: serving on 0.0.0.0") and "WITHOUT a key" in line
+
+
+def test_more_requests_than_the_default_worker_threads_are_answered_at_once(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    requests = 48  # the thread pool's default is 40: 8 of these waited for a thread
+    with system_one_server(tmp_path / "cache", "server.faults.latency_ms=1500") as url:
+        with httpx.Client(limits=httpx.Limits(max_connections=requests)) as client, \
+                ThreadPoolExecutor(max_workers=requests) as pool:
+            answers = list(pool.map(lambda i: client.post(url, json=_request(1, pad=i), timeout=30), range(requests)))
+        stats = httpx.get(url.replace("/v1/answer", "/v1/stats"), timeout=30).json()
+    assert all(a.status_code == 200 for a in answers)
+    assert stats["peak_in_flight"] == requests and stats["in_flight"] == 0

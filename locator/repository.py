@@ -102,18 +102,6 @@ class ReadCounters:
     bytes: int
     index_lines: int = 0  # lines read to build an index (index_lines): never handed to the locator as text
 
-def _read_listing(path: Path) -> _Listing | None:
-    """A saved listing, or None when there is none or it is unreadable (it is then made again)."""
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if saved["schema_version"] != _LISTING_SCHEMA:
-            return None
-        files = {p: FileInfo(path=p, size_bytes=size, line_count=lines) for p, size, lines in saved["files"]}
-        skipped = {reason: 0 for reason in SkipReason} | {SkipReason(r): int(n) for r, n in saved["skipped"].items()}
-        return _Listing(files, skipped, {})
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
 
 def _loops(path: Path) -> bool:
     try:
@@ -170,6 +158,19 @@ def _listing_rules() -> str:
     """What a saved listing was made by: this module's source, so a change to what is listed or
     skipped never reuses an old listing."""
     return blake3_hex(Path(__file__).read_bytes())[:16]
+
+
+def _read_listing(path: Path) -> _Listing | None:
+    """A saved listing, or None when there is none or it is unreadable (it is then made again)."""
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved["schema_version"] != _LISTING_SCHEMA:
+            return None
+        files = {p: FileInfo(path=p, size_bytes=size, line_count=lines) for p, size, lines in saved["files"]}
+        skipped = {reason: 0 for reason in SkipReason} | {SkipReason(r): int(n) for r, n in saved["skipped"].items()}
+        return _Listing(files, skipped, {})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 _LISTINGS: OrderedDict[tuple[Path, int], _Listing] = OrderedDict()

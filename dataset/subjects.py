@@ -232,7 +232,11 @@ class SubjectStore:
     def derived_dir(self, spec: SubjectSpec) -> Path | None:
         """Where what is computed from a frozen subject's tree is kept between processes (its
         listing): beside the tree in the cache, so it goes when the subject does. None for a local one."""
-        return None if isinstance(spec, LocalSubject) else self.cache_dir / "subjects" / spec.kind / _spec_key(spec)
+        return None if isinstance(spec, LocalSubject) else self._subject_dir(spec)
+
+    def _subject_dir(self, spec: PypiSubject | GitSubject) -> Path:
+        """A cached subject's directory: its tree, the digest and stamp it is checked against, its listing."""
+        return self.cache_dir / "subjects" / spec.kind / _spec_key(spec)
 
     def materialize(self, spec: SubjectSpec, what: str) -> Path:
         if isinstance(spec, LocalSubject):
@@ -248,7 +252,7 @@ class SubjectStore:
         return root
 
     def _cached(self, spec: PypiSubject | GitSubject, what: str, build) -> Path:
-        final = self.cache_dir / "subjects" / spec.kind / _spec_key(spec)
+        final = self._subject_dir(spec)
         with _building(final):  # concurrent tasks of one job fetch a shared subject once
             return self._cached_locked(spec, what, build, final)
 

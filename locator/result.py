@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from locator.files import write_atomically
 from locator.task import Record, SubjectIdentity
 
 SCHEMA_VERSION = 3
@@ -195,9 +196,7 @@ class LocalizationResult(Record):
 
     def write(self, path: Path) -> None:
         """Atomic write so an interrupted run never leaves a half result that looks finished."""
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        write_atomically(path, self.model_dump_json(indent=2) + "\n")
 
     @classmethod
     def read(cls, path: Path) -> "LocalizationResult":

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
+from locator.files import write_atomically
 from locator.task import Record
 
 
@@ -62,11 +63,7 @@ class Trace:
             return list(self._events)
 
     def write(self, path: Path) -> None:
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for event in self.events:
-                fh.write(json.dumps(event.model_dump(mode="json"), sort_keys=True) + "\n")
-        tmp.replace(path)
+        write_atomically(path, "".join(json.dumps(e.model_dump(mode="json"), sort_keys=True) + "\n" for e in self.events))
 
 
 def read_trace(path: Path) -> list[TraceEvent]:

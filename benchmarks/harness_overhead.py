@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from experiments.paths import PROJECT_ROOT
+from over_http import run_experiment  # the benchmarks' shared helpers (benchmarks/ is on the path)
 
 
 def main() -> int:
@@ -42,14 +41,12 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="loclab-harness-"))
     env = os.environ | {"LOCLAB_RESULTS_DIR": str(work / "results"), "LOCLAB_MLFLOW_DB": str(work / "mlflow.db"),
                         "LOCLAB_MLFLOW_ARTIFACTS": str(work / "artifacts"), "MLFLOW_DISABLE_TELEMETRY": "true"}
-    command = [sys.executable, "-m", "experiments.run", f"dataset={args.dataset}", f"locator={args.locator}",
-               "force=true", f"hydra.run.dir={work}/hydra", *([f"limit={args.limit}"] if args.limit else []),
-               *args.overrides]
+    overrides = [f"dataset={args.dataset}", f"locator={args.locator}", "force=true", f"hydra.run.dir={work}/hydra",
+                 *([f"limit={args.limit}"] if args.limit else []), *args.overrides]
     for attempt in range(args.runs):
-        if args.decisions == "cold":
-            command = [*command, f"system_one.cache.path={work}/decisions-{attempt}.sqlite"]
+        cold = [f"system_one.cache.path={work}/decisions-{attempt}.sqlite"] if args.decisions == "cold" else []
         started = time.perf_counter()
-        subprocess.run(command, cwd=PROJECT_ROOT, env=env, check=True, capture_output=True)
+        run_experiment([*overrides, *cold], env)
         wall = time.perf_counter() - started
         client = MlflowClient(f"sqlite:///{work / 'mlflow.db'}")
         experiment = client.get_experiment_by_name(f"loclab-{args.dataset}")

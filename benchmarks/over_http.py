@@ -1,5 +1,6 @@
 """What the latency benchmarks share: their arguments, a demo task's subject, loclab's System One
-server with injected latency, and one timed localization over HTTP."""
+server with injected latency, and one timed localization over HTTP; and how every benchmark runs a
+job (`run_experiment`)."""
 
 from __future__ import annotations
 
@@ -59,12 +60,21 @@ def timed_localize(locator, row: ManifestRow, root: Path, url: str, concurrency:
     return time.perf_counter() - started, result
 
 
+def run_experiment(args: list[str], env: dict[str, str] | None = None) -> None:
+    """`python -m experiments.run ARGS`, its output kept; a job that fails (a misspelt override, a
+    failed task) stops the benchmark with the job's own error, not a traceback of the subprocess."""
+    proc = subprocess.run([sys.executable, "-m", "experiments.run", *args], cwd=PROJECT_ROOT,
+                          env=os.environ | (env or {}), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"experiments.run {' '.join(args)} failed (exit {proc.returncode}):\n"
+                         f"{(proc.stderr or proc.stdout).strip()[-3000:]}")
+
+
 def timed_job(args: list[str], env: dict[str, str], results: Path, key_from: int) -> tuple[float, dict[str, object]]:
     """`python -m experiments.run ARGS` timed from outside, and what each task found (the comparator's
     definition of the same localization), keyed by its result path from part `key_from` on."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "experiments.run", *args], cwd=PROJECT_ROOT, env=os.environ | env,
-                   check=True, capture_output=True)
+    run_experiment(args, env)
     wall = time.perf_counter() - started
     found = {str(p.relative_to(results).parts[key_from:]): what_was_found(json.loads(p.read_text()), keep_code=True)
              for p in sorted(results.rglob("localization-result.json"))}

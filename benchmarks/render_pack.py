@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,10 +21,11 @@ from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore, source_reader
 from experiments.config import compose_config
-from experiments.paths import PROJECT_ROOT
 from experiments.pipeline import RESULT_FILE, Job
 from locator.result import LocalizationResult
 from render.pack import render_pack
+
+from over_http import run_experiment  # the benchmarks' shared helpers (benchmarks/ is on the path)
 
 
 def main() -> int:
@@ -35,8 +35,7 @@ def main() -> int:
     parser.add_argument("--caps", default="4000,25000")
     args = parser.parse_args()
     overrides = [f"dataset={args.dataset}", f"locator={args.locator}"]
-    subprocess.run([sys.executable, "-m", "experiments.run", *overrides, "allow_failed_tasks=true"], cwd=PROJECT_ROOT, check=True,
-                   capture_output=True)
+    run_experiment([*overrides, "allow_failed_tasks=true"])
     cfg = compose_config(*overrides)
     manifest = instantiate(cfg.dataset.loader)
     job = Job(cfg, manifest, args.locator)

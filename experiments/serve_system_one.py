@@ -32,6 +32,9 @@ def main(cfg: DictConfig) -> None:
         api_key = os.environ.get(server.api_key_env)
         if not api_key:
             raise SystemExit(f"server.api_key_env={server.api_key_env} is not set")
+    concurrent = server.max_concurrent_requests
+    if not isinstance(concurrent, int) or isinstance(concurrent, bool) or concurrent < 1:
+        raise SystemExit(f"server.max_concurrent_requests must be a positive number of requests, got {concurrent!r}")
     faults = FaultPlan(**OmegaConf.to_container(server.faults, resolve=True))
     limits = Limits(max_request_bytes=server.max_request_bytes, max_questions=server.max_questions,
                     max_concurrent_requests=server.max_concurrent_requests)

@@ -75,3 +75,11 @@ def test_more_requests_than_the_default_worker_threads_are_answered_at_once(tmp_
         stats = httpx.get(url.replace("/v1/answer", "/v1/stats"), timeout=30).json()
     assert all(a.status_code == 200 for a in answers)
     assert stats["peak_in_flight"] == requests and stats["in_flight"] == 0
+
+
+@pytest.mark.parametrize("value", ["0", "many"])
+def test_a_server_concurrency_that_is_not_a_positive_count_is_refused(value):
+    proc = subprocess.run([sys.executable, "-m", "experiments.serve_system_one", "server.port=0",
+                           f"server.max_concurrent_requests={value}"],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "server.max_concurrent_requests must be a positive number" in proc.stderr

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from dataset.manifest import Gold, GoldSpan
+from dataset.manifest import Gold, GoldSpan, HunkAnchor
 from locator.outline import definitions, innermost
 
 GOLD_RULE = (
@@ -78,6 +78,62 @@ def gold_from_patch(patch: str) -> tuple[list[str], list[GoldSpan]]:
     return files, spans
 
 
+class GoldMismatchError(ValueError):
+    """Gold that does not fit the subject it is about: a task with it would be scored wrong."""
+
+
+def hunk_anchors(patch: str) -> list[HunkAnchor]:
+    """Each gold hunk's old-side text (context and removed lines) at the line its header names, in
+    the regions `gold_from_patch` numbers."""
+    anchors: list[HunkAnchor] = []
+    region = 0
+    for patched in PatchSet(patch):
+        path = _strip_prefix(patched.source_file)
+        if patched.is_added_file or is_test_path(path):
+            continue
+        for hunk in patched:
+            old = [line.value for line in hunk if line.is_context or line.is_removed]
+            anchors.append(HunkAnchor(path=path, region=region, start_line=max(hunk.source_start, 1), old_lines=old))
+            region += 1
+    return anchors
+
+
+def place_gold(gold: Gold, source_of: Callable[[str], str | None], what: str) -> tuple[Gold, list[str]]:
+    """The gold as it lies in the subject: each hunk whose old-side text is not at the line its
+    header names is found where it is — the nearest exact match, as `patch` applies a hunk "with
+    offset" — and its spans moved with it; a hunk found nowhere, or at two equally near places,
+    fails the task closed. Returns the placed gold and a note per moved hunk."""
+    if not gold.anchors:
+        return gold, []
+    shifts: dict[int, int] = {}
+    notes = []
+    for anchor in gold.anchors:
+        source = source_of(anchor.path)
+        if source is None:
+            raise GoldMismatchError(f"{what}: gold file {anchor.path!r} is not a readable text file of the subject")
+        lines = source.splitlines(keepends=True)
+        size, at = len(anchor.old_lines), anchor.start_line - 1
+        if size == 0 or lines[at:at + size] == anchor.old_lines:
+            continue
+        found = [i for i in range(len(lines) - size + 1) if lines[i:i + size] == anchor.old_lines]
+        if not found:
+            raise GoldMismatchError(f"{what}: gold hunk at {anchor.path}:{anchor.start_line} does not match the subject "
+                                    "anywhere in the file: the patch is not of this code")
+        nearest = min(found, key=lambda i: abs(i - at))
+        if sum(1 for i in found if abs(i - at) == abs(nearest - at)) > 1:
+            raise GoldMismatchError(f"{what}: gold hunk at {anchor.path}:{anchor.start_line} matches the subject at "
+                                    "two places equally near: its gold lines are ambiguous")
+        shifts[anchor.region] = nearest - at
+        notes.append(f"{what}: gold hunk {anchor.path}:{anchor.start_line} found at line {nearest + 1} "
+                     f"(offset {nearest - at:+d} lines, as patch would apply it)")
+    if not shifts:
+        return gold, []
+    spans = [span.model_copy(update={"start_line": span.start_line + shifts.get(span.region, 0),
+                                     "end_line": span.end_line + shifts.get(span.region, 0)}) for span in gold.spans]
+    anchors = [a.model_copy(update={"start_line": a.start_line + shifts.get(a.region, 0)}) for a in gold.anchors]
+    return gold.model_copy(update={"spans": spans, "anchors": anchors}), notes
+
+
 def _insertion_anchors(hunk) -> list[int]:
     """Old-side line before each run of added lines that replaces nothing."""
     anchors: list[int] = []
@@ -110,10 +166,6 @@ def derive_entities(spans: list[GoldSpan], source_of: Callable[[str], str]) -> l
             if found is not None:
                 entities.setdefault(f"{span.path}:{found.qualname}", None)
     return list(entities)
-
-
-class GoldMismatchError(ValueError):
-    """Gold that does not fit the subject it is about: a task with it would be scored wrong."""
 
 
 def check_gold(gold: Gold, line_count_of: Callable[[str], int | None], what: str) -> None:

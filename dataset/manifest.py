@@ -65,12 +65,24 @@ class GoldSpan(Record):
         return self
 
 
+class HunkAnchor(Record):
+    """The old-side text a gold hunk says is at `start_line` of `path` (its context and removed
+    lines): checked against the subject before scoring, as `patch` checks a hunk before applying it."""
+
+    path: str
+    region: int = Field(ge=0)
+    start_line: int = Field(ge=1)
+    old_lines: list[str]
+
+
 class Gold(Record):
     files: list[str] = Field(min_length=1)
     spans: list[GoldSpan]
     entities: list[str] | None = Field(
         default=None, description="None: derived from the verified subject at scoring time"
     )
+    anchors: list[HunkAnchor] | None = Field(
+        default=None, description="the gold hunks' old-side text, where gold comes from a patch")
     rule: str
 
     @model_validator(mode="after")
@@ -133,8 +145,17 @@ class Manifest(Record):
         return rows[:limit] if limit is not None else rows
 
 
+def row_json(row: "ManifestRow") -> dict:
+    """A row as it is hashed and written: gold without hunk anchors says nothing of them, so a
+    manifest made before anchors existed keeps its hash."""
+    data = row.model_dump(mode="json")
+    if data["gold"].get("anchors") is None:
+        data["gold"].pop("anchors", None)
+    return data
+
+
 def rows_hash(rows: list[ManifestRow]) -> str:
-    return blake3_hex("\n".join(canonical_json(r.model_dump(mode="json")) for r in rows))
+    return blake3_hex("\n".join(canonical_json(row_json(r)) for r in rows))
 
 
 def build_manifest(name: str, version: str, description: str, gold_rule: str, rows: list[ManifestRow], source: str) -> Manifest:
@@ -195,5 +216,5 @@ def load_manifest(path: str | Path, verify_hash: bool = True) -> Manifest:
 def write_manifest(manifest: Manifest, path: str | Path) -> None:
     path = Path(path)
     lines = [canonical_json(manifest.header.model_dump(mode="json"))]
-    lines += [canonical_json(r.model_dump(mode="json")) for r in manifest.rows]
+    lines += [canonical_json(row_json(r)) for r in manifest.rows]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from dataset.gold import GOLD_RULE, GoldPatchError, gold_from_patch
+from dataset.gold import GOLD_RULE, GoldPatchError, gold_from_patch, hunk_anchors
 from dataset.manifest import GitSubject, Gold, Manifest, ManifestError, ManifestRow, PypiSubject, build_manifest
 from locator.hashing import sha256_bytes
 from locator.task import SubjectIdentity, Task
@@ -145,7 +145,8 @@ def _to_manifest_row(row: SweBenchRow, git: GitSources, where: str) -> ManifestR
         repository = git.repository(row.repo, where)
         hashes = row.gold_file_sha256 or _gold_hashes(repository, row.base_commit, files, where)
         subject = GitSubject(repository=repository, revision=row.base_commit, verify_sha256=hashes)
-    return ManifestRow(task=task, subject=subject, gold=Gold(files=files, spans=spans, rule=GOLD_RULE))
+    return ManifestRow(task=task, subject=subject,
+                       gold=Gold(files=files, spans=spans, anchors=hunk_anchors(row.patch), rule=GOLD_RULE))
 
 
 def load_swebench(path: str | Path | None, name: str, version: str, description: str, git_mirrors: str | None,

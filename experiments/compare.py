@@ -2,8 +2,12 @@
 
 Each later arm is compared with the first (the baseline) on the tasks every arm completed: per
 metric, the mean of each arm, the paired difference with a 95 % bootstrap CI that resamples
-repositories, a paired test (McNemar for per-task hits, Wilcoxon signed-rank otherwise) and Holm's
-correction across the quality metrics; cost differences beside them; a per-task win/loss/tie table.
+repositories, and a paired test that respects the same clustering (a sign-flip permutation test
+over repositories: tasks of one repository are not independent), with the number of clusters
+both rest on; Holm's correction across every quality comparison the report makes (every arm
+against the baseline, over distinct metrics: a metric whose per-task values equal another's is
+tested once), with the family size printed; cost differences beside them; a per-task
+win/loss/tie table. A metric without values for a pair is reported untested.
 """
 
 from __future__ import annotations
@@ -22,14 +26,17 @@ from experiments.analysis import (  # noqa: E402
     shared_tasks, task_values, write_report,
 )
 from metrics.definitions import METRICS, MetricKind  # noqa: E402
-from metrics.statistics import cluster_bootstrap_ci, holm, paired_test  # noqa: E402
+from metrics.statistics import (  # noqa: E402
+    MIN_CLUSTERS_FOR_CI, PERMUTATION_TEST, cluster_bootstrap_ci, holm, paired_test,
+)
 
 QUALITY = ("file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr", "file_map",
-           "entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall", "selected_labeled_files",
+           "function_acc_all@5", "innermost_entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall", "selected_labeled_files",
            "selected_file_recall", "generated_labeled_files", "pack_line_recall", "false_complete_claims")
 COST = ("model_calls", "input_tokens", "output_tokens", "source_lines_read", "index_lines", "elapsed_ms", "source_tokens",
         "response_json_tokens", "dead_end_source_tokens", "two_turn_json_tokens", "exact_hash_resends", "rendered_tokens")
 FUNNEL = tuple(name for name, spec in METRICS.items() if spec.kind is MetricKind.FUNNEL)
+UNTESTED = "untested (no values)"
 
 
 def funnel_frame(arms: list, shared: pd.Index) -> pd.DataFrame:
@@ -47,27 +54,70 @@ def funnel_frame(arms: list, shared: pd.Index) -> pd.DataFrame:
 
 
 def compare_frames(base: pd.DataFrame, other: pd.DataFrame, metrics: list[str], seed: int = 0) -> pd.DataFrame:
-    """One row per metric: means, paired difference (other - base), CI, test, p, Holm-adjusted p."""
+    """One row per metric: means, paired difference (other - base) with its cluster bootstrap CI,
+    the cluster permutation test and its p, the clusters both rest on. Holm comes after, across
+    every comparison of a report (`correct_across`)."""
     shared = base.index.intersection(other.index)
     rows = []
     for metric in metrics:
-        pair = pd.DataFrame({"a": base.loc[shared, metric], "b": other.loc[shared, metric],
+        if metric not in base or metric not in other:
+            rows.append({"metric": metric, "kind": METRICS[metric].kind.value, "n": 0, "test": UNTESTED})
+            continue
+        pair = pd.DataFrame({"a": pd.to_numeric(base.loc[shared, metric], errors="coerce"),
+                             "b": pd.to_numeric(other.loc[shared, metric], errors="coerce"),
                              "repo": base.loc[shared, "repository"]}).dropna()
         a, b = pair.a.to_numpy(float), pair.b.to_numpy(float)
         if len(pair) == 0:
-            rows.append({"metric": metric, "kind": METRICS[metric].kind.value, "n": 0})
+            rows.append({"metric": metric, "kind": METRICS[metric].kind.value, "n": 0, "test": UNTESTED})
             continue
-        low, high = cluster_bootstrap_ci(b - a, pair.repo.to_numpy(), seed=seed)
-        test = paired_test(b, a)
-        rows.append({"metric": metric, "kind": METRICS[metric].kind.value, "n": len(pair), "mean_base": a.mean(),
-                     "mean_other": b.mean(), "diff": (b - a).mean(), "ci95_low": low, "ci95_high": high,
-                     "test": test.test, "p": test.p_value})
+        clusters = pair.repo.astype(str).to_numpy()
+        low, high = cluster_bootstrap_ci(b - a, clusters, seed=seed)
+        test = paired_test(a, b, clusters)
+        rows.append({"metric": metric, "kind": METRICS[metric].kind.value, "n": len(pair), "clusters": test.clusters,
+                     "mean_base": a.mean(), "mean_other": b.mean(), "diff": (b - a).mean(), "ci95_low": low,
+                     "ci95_high": high, "test": test.test, "p": test.p_value})
     table = pd.DataFrame(rows).set_index("metric")
-    quality = table.kind == MetricKind.QUALITY.value
-    table["p_holm"] = np.nan
-    if "p" in table:
-        table.loc[quality, "p_holm"] = holm([None if pd.isna(p) else float(p) for p in table.loc[quality, "p"]])
+    for column in ("p", "p_holm"):
+        table[column] = pd.to_numeric(table.get(column, np.nan), errors="coerce")  # an untested metric: NaN, never None
+    table["holm_family"] = ""
     return table
+
+
+def duplicate_metrics(frames: list[pd.DataFrame], metrics: list[str]) -> dict[str, str]:
+    """metric -> the earlier metric whose per-task values it equals in every arm (tested once)."""
+    seen: dict[tuple, str] = {}
+    duplicates = {}
+    for metric in metrics:
+        if any(metric not in f for f in frames):
+            continue
+        key = tuple(tuple(pd.to_numeric(f[metric], errors="coerce").round(12).fillna(-1e300)) for f in frames)
+        if key in seen:
+            duplicates[metric] = seen[key]
+        else:
+            seen[key] = metric
+    return duplicates
+
+
+def correct_across(tables: list[pd.DataFrame], duplicates: dict[str, str]) -> int:
+    """Holm over every quality comparison of the report (each arm against the baseline), each
+    distinct metric once; sets `p_holm` in place, says in `holm_family` why a row is outside the
+    family, and returns the family size."""
+    family = [(table, metric) for table in tables for metric in table.index
+              if table.loc[metric, "kind"] == MetricKind.QUALITY.value and metric not in duplicates
+              and not pd.isna(table.loc[metric, "p"])]
+    adjusted = holm([float(table.loc[metric, "p"]) for table, metric in family])
+    for (table, metric), p in zip(family, adjusted):
+        table.loc[metric, "p_holm"] = p
+        table.loc[metric, "holm_family"] = "in"
+    for table in tables:
+        for metric in table.index:
+            if metric in duplicates:
+                table.loc[metric, "holm_family"] = f"= {duplicates[metric]}"
+            elif table.loc[metric, "kind"] != MetricKind.QUALITY.value:
+                table.loc[metric, "holm_family"] = "cost: not corrected"
+            elif pd.isna(table.loc[metric, "p"]):
+                table.loc[metric, "holm_family"] = "untested"
+    return len(family)
 
 
 def win_loss_tie(base: pd.DataFrame, other: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
@@ -114,11 +164,23 @@ def main(argv: list[str] | None = None) -> int:
     funnel = funnel_frame(arms, shared)
     print_table(f"stage funnel — {len(shared)} shared tasks (mean where defined, n = tasks)", funnel, args.format)
     tables["funnel"] = funnel
-    for other in arms[1:]:
-        other_tasks = task_values(other).loc[shared]
+    metrics = list(QUALITY + COST)
+    others = [(other, task_values(other).loc[shared]) for other in arms[1:]]
+    comparisons = [compare_frames(base_tasks, other_tasks, metrics) for _, other_tasks in others]
+    duplicates = duplicate_metrics([base_tasks] + [t for _, t in others], list(QUALITY))
+    family = correct_across(comparisons, duplicates)
+    clusters = int(base_tasks["repository"].nunique())
+    print(f"paired tests: {PERMUTATION_TEST} over {clusters} repositories (the CIs resample the same); Holm across "
+          f"{family} comparisons ({len(others)} arm(s) x distinct quality metrics"
+          + (f"; {len(duplicates)} duplicate metric(s) tested once: "
+             + ", ".join(f"{m} = {d}" for m, d in duplicates.items()) if duplicates else "") + ")")
+    if clusters < MIN_CLUSTERS_FOR_CI:
+        print(f"warning: {clusters} repositories are too few for a reliable cluster CI or test "
+              f"(fewer than {MIN_CLUSTERS_FOR_CI}): read the intervals as coarse")
+    for (other, other_tasks), table in zip(others, comparisons):
         name = f"{base.label} vs {other.label}"
-        table = compare_frames(base_tasks, other_tasks, list(QUALITY + COST))
-        print_table(f"{name} — {len(shared)} shared tasks (diff = other − base; CI clusters repositories)", table, args.format)
+        print_table(f"{name} — {len(shared)} shared tasks, {clusters} repositories (diff = other − base; CI and test "
+                    f"cluster repositories; Holm family {family})", table, args.format)
         wlt = win_loss_tie(base_tasks, other_tasks, list(QUALITY[:6]))
         counts = wlt.apply(lambda col: col.value_counts()).fillna(0).astype(int).T
         counts.index.name = "metric"

@@ -28,10 +28,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from hydra.utils import instantiate
+
 from experiments.analysis import AnalysisError, find_runs, open_store
-from experiments.identity import code_identity
 from experiments.paths import register_resolvers
 from experiments.pipeline import RESULT_FILE, Job
+from experiments.production import job_code
 from experiments.record import RecordError, open_record
 from experiments.run import DECISIONS_ARTIFACT
 from locator.system_one.snapshot import SnapshotBackend, SnapshotError, read_snapshot
@@ -61,7 +63,11 @@ def replay(args: argparse.Namespace) -> int:
     work = Path(tempfile.mkdtemp(prefix="loclab-replay-"))
     record = open_record(client, find_runs(client, args.experiment, args.run)[0], work)
     tags, run_id, run = record.tags, record.run_id, record.run
-    recorded_code, current_code = tags.get("loclab.code_identity"), code_identity().source_blake3
+    recorded_code = tags.get("loclab.code_identity")
+    # the code the recorded job would run on this checkout
+    recorded_cfg = record.config([])
+    uses_system_one = getattr(instantiate(recorded_cfg.locator), "uses_system_one", True)
+    current_code = job_code(recorded_cfg, uses_system_one).digest
     code_change = recorded_code != current_code
     if code_change and not args.allow_code_change:
         print(f"refused: the code that localizes differs from the run's (recorded {str(recorded_code)[:12]}, "

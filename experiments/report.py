@@ -10,10 +10,11 @@ from experiments.pipeline import RESULT_FILE, TaskOutcome
 from locator.result import LocalizationResult
 from metrics.agent_context import owner_excerpt
 from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION
+from metrics.statistics import MIN_CLUSTERS_FOR_CI
 
 SUMMARY_METRICS = (
     "file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr", "file_map",
-    "entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall", "selected_file_recall",
+    "function_acc_all@5", "innermost_entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall", "selected_file_recall",
     "discovery_recall", "discovery_rank_worst", "reader_conversion", "handoff_line_recall",
     "model_calls", "physical_model_calls", "input_tokens", "output_tokens", "source_lines_read", "index_lines", "elapsed_ms",
     "source_tokens", "response_json_tokens", "two_turn_json_tokens",
@@ -44,16 +45,30 @@ def _fmt(value: float | None) -> str:
 def print_summary(title: str, aggregate: pd.DataFrame, counts: dict[str, int], console: Console | None = None) -> None:
     console = console or Console()
     table = Table(title=title, caption=f"{REPEAT_REDUCTION}; 95% CI: {CI_METHOD}")
-    for column in ("metric", "mean", "95% CI", "n"):
+    for column in ("metric", "mean", "95% CI", "n", "clusters"):
         table.add_column(column, justify="left" if column == "metric" else "right")
     for name in SUMMARY_METRICS:
         if name not in aggregate.index:
             continue
         row = aggregate.loc[name]
         ci = f"[{_fmt(row.ci95_low)}, {_fmt(row.ci95_high)}]" if row.ci95_low is not None else "—"
-        table.add_row(name, _fmt(row["mean"]), ci, str(int(row.n)))
+        table.add_row(name, _fmt(row["mean"]), ci, str(int(row.n)), str(int(row.clusters)))
     console.print(table)
     console.print("tasks: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    warning = few_clusters_warning(aggregate)
+    if warning:
+        console.print(warning)
+
+
+def few_clusters_warning(aggregate: pd.DataFrame) -> str | None:
+    """A warning when the CIs rest on too few repositories to be read as more than coarse."""
+    if aggregate.empty or "clusters" not in aggregate:
+        return None
+    clusters = int(aggregate["clusters"].max())
+    if clusters >= MIN_CLUSTERS_FOR_CI:
+        return None
+    return (f"warning: the 95% CIs rest on {clusters} repositories (fewer than {MIN_CLUSTERS_FOR_CI}): a cluster "
+            "bootstrap over so few is coarse (a bound can be one repository's mean); read them as rough")
 
 
 # What a job's run page leads with: its headline quality (each in [0, 1]) and cost per task.
@@ -101,7 +116,9 @@ def job_description(title: str, aggregate: pd.DataFrame, counts: dict[str, int],
         ci = f" [{_fmt(row.ci95_low)}, {_fmt(row.ci95_high)}]" if row.ci95_low == row.ci95_low else ""
         return f"**{_fmt(row['mean'])}**{ci}"
 
+    clusters = int(aggregate["clusters"].max()) if "clusters" in aggregate and not aggregate.empty else 0
     lines = [f"**{title}**", "",
+             f"95% CIs over {clusters} repositories (clusters); " +
              "tasks: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + (
                  f"; overrides `{' '.join(overrides)}`" if overrides else ""), "",
              " · ".join(f"{name} {value(name)}" for name in HEADLINE_QUALITY if name in aggregate.index), "",

@@ -32,7 +32,6 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from experiments.identity import code_identity
 from experiments.mlflow_traces import log_task_trace
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
@@ -180,11 +179,13 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
     tags = {"loclab.kind": "job", "loclab.stage": stage.value, "loclab.locator": locator_name,
             "loclab.producer": redact(str(cfg.locator.get("system") or "loclab")),
             "loclab.dataset": cfg.dataset.name, "loclab.git_revision": git_revision(),
-            "loclab.code_identity": code_identity().source_blake3, "loclab.code_dirty": str(code_identity().dirty).lower(),
             "loclab.repeat_reduction": REPEAT_REDUCTION, "loclab.ci_method": CI_METHOD,
             "loclab.host": socket.gethostname(), "loclab.pid": str(os.getpid())}
     overrides = list(HydraConfig.get().overrides.task)
     tags["loclab.overrides"] = redact(" ".join(overrides))[:4000]
+    if job is not None:
+        tags |= {"loclab.code_identity": job.code.digest, "loclab.code_dirty": str(job.code.dirty).lower(),
+                 "loclab.dependencies": job.code.versions()[:4000], "loclab.python": job.code.python}
     if job_key is not None:
         tags["loclab.job_key"] = job_key
     if parent:

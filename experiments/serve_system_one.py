@@ -15,6 +15,7 @@ import uvicorn
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from experiments.identity import bound_backend
 from experiments.paths import register_resolvers
 from locator.system_one.cache import DecisionCache
 from locator.system_one.server import FaultPlan, Limits, create_app
@@ -25,7 +26,7 @@ register_resolvers()
 @hydra.main(version_base="1.3", config_path="../conf", config_name="serve")
 def main(cfg: DictConfig) -> None:
     so, server = cfg.system_one, cfg.server
-    backend = instantiate(so.backend)
+    backend = bound_backend(instantiate(so.backend))  # /healthz names the code that answers
     cache = DecisionCache(so.cache.path) if so.cache.enabled else None
     api_key = None
     if server.api_key_env:

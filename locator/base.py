@@ -63,14 +63,65 @@ class _StageDetails:
 
 
 class LocatorContext:
-    """The only door from a locator to the code and to System One. The repository view is private:
-    `read` and `outline` meter and trace every line they hand out."""
+    """The only door from a locator to the code and to System One. The repository view is not an
+    attribute: the context's reading methods are closures over it, so a locator holds no handle to
+    the view, its line cache or its listing — `read`, `outline`, `search` and `index_read` meter and
+    trace every line they hand out, `stat` and `candidate_files` give metadata only."""
 
     def __init__(self, repo: RepositoryView, trace: Trace, system_one: SystemOne | None = None):
-        self._repo = repo
         self.trace = trace
         self._system_one = system_one
         self.stages: list[StageCost] = []
+
+        def read(path: str, start_line: int = 1, end_line: int | None = None) -> ReadResult:
+            result = repo.read(path, start_line, end_line)
+            trace.emit(EventKind.READ, what=ReadKind.RANGE, path=result.path, start_line=result.start_line,
+                       end_line=result.end_line, lines=len(result.lines))
+            return result
+
+        def index_read(path: str) -> ReadResult:
+            """A whole file for an index: its lines are charged as `index_lines`, apart from lines read."""
+            result = repo.index_read(path)
+            trace.emit(EventKind.READ, what=ReadKind.INDEX, path=result.path, lines=0, index_lines=len(result.lines))
+            return result
+
+        def outline(path: str) -> Outline:
+            """Definitions of a file with their signature lines; the signature lines count as read."""
+            found = repo.outline(path)
+            trace.emit(EventKind.READ, what=ReadKind.OUTLINE, path=found.path,
+                       line_numbers=sorted(found.signatures), lines=len(found.signatures))
+            return found
+
+        def search(query: str, kind: SearchKind, max_hits: int, max_response_tokens: int) -> SearchResult:
+            """One bounded indexed search (definitions, or lines holding a word); each hit's line counts as
+            read, the lines the index or scan behind it went over as `index_lines`."""
+            index0 = repo.counters().index_lines
+            result = repo.search(query, kind, max_hits, max_response_tokens)
+            trace.emit(EventKind.READ, what=ReadKind.SEARCH, query=query, search=kind.value,
+                       hits=[[h.path, h.line] for h in result.hits], lines=len(result.hits),
+                       index_lines=repo.counters().index_lines - index0,
+                       response_tokens=result.response_tokens, truncated=result.truncated)
+            return result
+
+        def stat(path: str) -> FileInfo:
+            """Metadata only (size, line count): nothing is read."""
+            return repo.stat(path)
+
+        def candidate_files(suffixes: list[str] | tuple[str, ...] | None) -> list[FileInfo]:
+            files = repo.files()
+            if not suffixes:
+                return files
+            wanted = tuple(suffixes)
+            return [f for f in files if f.path.endswith(wanted)]
+
+        def lines_read() -> int:
+            return repo.counters().lines
+
+        def index_lines() -> int:
+            return repo.counters().index_lines
+
+        self.read, self.index_read, self.outline, self.search = read, index_read, outline, search
+        self.stat, self.candidate_files, self.lines_read, self.index_lines = stat, candidate_files, lines_read, index_lines
 
     @property
     def system_one(self) -> SystemOne:
@@ -108,55 +159,8 @@ class LocatorContext:
             answers.update(response.answers)
         return [(item, expect_answer(answers[key], expected[key], key)) for key, item in keyed]
 
-    def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> ReadResult:
-        result = self._repo.read(path, start_line, end_line)
-        self.trace.emit(EventKind.READ, what=ReadKind.RANGE, path=result.path, start_line=result.start_line,
-                        end_line=result.end_line, lines=len(result.lines))
-        return result
-
-    def index_read(self, path: str) -> ReadResult:
-        """A whole file for an index: its lines are charged as `index_lines`, apart from lines read."""
-        result = self._repo.index_read(path)
-        self.trace.emit(EventKind.READ, what=ReadKind.INDEX, path=result.path, lines=0, index_lines=len(result.lines))
-        return result
-
-    def outline(self, path: str) -> Outline:
-        """Definitions of a file with their signature lines; the signature lines count as read."""
-        outline = self._repo.outline(path)
-        self.trace.emit(EventKind.READ, what=ReadKind.OUTLINE, path=outline.path,
-                        line_numbers=sorted(outline.signatures), lines=len(outline.signatures))
-        return outline
-
-    def search(self, query: str, kind: SearchKind, max_hits: int, max_response_tokens: int) -> SearchResult:
-        """One bounded indexed search (definitions, or lines holding a word); each hit's line counts as read,
-        the lines the index or scan behind it went over as `index_lines`."""
-        index0 = self.index_lines()
-        result = self._repo.search(query, kind, max_hits, max_response_tokens)
-        self.trace.emit(EventKind.READ, what=ReadKind.SEARCH, query=query, search=kind.value,
-                        hits=[[h.path, h.line] for h in result.hits], lines=len(result.hits),
-                        index_lines=self.index_lines() - index0,
-                        response_tokens=result.response_tokens, truncated=result.truncated)
-        return result
-
-    def stat(self, path: str) -> FileInfo:
-        """Metadata only (size, line count): nothing is read."""
-        return self._repo.stat(path)
-
-    def lines_read(self) -> int:
-        return self._repo.counters().lines
-
-    def index_lines(self) -> int:
-        return self._repo.counters().index_lines
-
     def decide(self, **data: object) -> None:
         self.trace.emit(EventKind.DECISION, **data)
-
-    def candidate_files(self, suffixes: list[str] | tuple[str, ...] | None) -> list[FileInfo]:
-        files = self._repo.files()
-        if not suffixes:
-            return files
-        wanted = tuple(suffixes)
-        return [f for f in files if f.path.endswith(wanted)]
 
     @contextmanager
     def stage(self, name: str) -> Iterator[_StageDetails]:

@@ -99,3 +99,17 @@ def innermost(defs: list[Definition], line: int) -> Definition | None:
 def outermost(defs: list[Definition], line: int) -> Definition | None:
     enclosing = [d for d in defs if d.contains(line)]
     return min(enclosing, key=lambda d: (d.depth, d.start_line)) if enclosing else None
+
+
+def function_level(defs: list[Definition], line: int) -> Definition | None:
+    """LocAgent's function-level entity of a line: the outermost function enclosing it (a method,
+    or a top-level function: what is nested inside a function belongs to it, as LocAgent's gold
+    `Mod.eval` holds its inner `doit`); a line of a class body outside any method, its innermost
+    class; a module-level line, none."""
+    enclosing = sorted((d for d in defs if d.contains(line)), key=lambda d: (d.depth, d.start_line))
+    return next((d for d in enclosing if d.kind == "function"), enclosing[-1] if enclosing else None)
+
+
+def locagent_entity(qualname: str) -> str:
+    """LocAgent names a constructor by its class: `Cls.__init__` is `Cls` (its evaluation strips it)."""
+    return qualname.removesuffix(".__init__")

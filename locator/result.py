@@ -1,10 +1,12 @@
-"""The canonical code-localization result (schema_version 3) of the System One research.
+"""The canonical code-localization result (schema_version 4) of the System One research.
 
 Missing values are null, never invented: a producer that cannot count tokens says None.
 Version 2 added `provenance` (the code, configuration address and System One that produced the
 result), per-file stage cost, and a producer's own ranked module/entity lists. Version 3 adds
 `handoff` (what the first stage ranked and passed on, so scoring can show where a gold file was
-lost) and `index_lines` (lines read to build an index, apart from lines read).
+lost) and `index_lines` (lines read to build an index, apart from lines read). Version 4 binds the
+provenance to every loclab module on the result's path and the distributions they import
+(`CodeIdentity.modules`, `dependencies`, `python`), not one package.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from locator.files import write_atomically
+from locator.hashing import blake3_hex, canonical_json
 from locator.task import Record, SubjectIdentity
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class Role(StrEnum):
@@ -142,15 +145,45 @@ class Cost(Record):
     usd: float | None = Field(default=None, description="provider cost of the logical calls; null without a price table")
 
 
+class Dependency(Record):
+    """An installed distribution on a result's path: its version and a digest of what it installed
+    (the content of its Python files; the name and size of every other file)."""
+
+    name: str
+    version: str
+    installed_blake3: str = Field(min_length=64, max_length=64)
+
+
+class WeightFile(Record):
+    """A model file a module on a result's path loads (its `weight_files()`)."""
+
+    file: str
+    blake3: str = Field(min_length=64, max_length=64)
+
+
 class CodeIdentity(Record):
-    """The loclab code that produced a result: a content hash of the packages whose source decides
-    a localization (`packages`), and the git revision it was at (`dirty`: those packages differed
-    from that revision)."""
+    """Everything of the code that produced a result: the source of every loclab module on its path
+    (`modules`, hashed as `source_blake3`), the distributions they import with their versions and
+    installed source, the model files those modules load, the interpreter, and the git revision it
+    was at (`dirty`: those modules differed from that revision). `digest` is what an address binds."""
 
     source_blake3: str = Field(min_length=64, max_length=64)
-    packages: list[str]
+    modules: list[str]
+    dependencies: list[Dependency]
+    weights: list[WeightFile]
+    python: str
     git_revision: str
     dirty: bool
+
+    @property
+    def digest(self) -> str:
+        return blake3_hex(canonical_json({"source": self.source_blake3, "python": self.python,
+                                          "dependencies": [d.model_dump() for d in self.dependencies],
+                                          "weights": [w.model_dump() for w in self.weights]}))
+
+    def versions(self) -> str:
+        """`name==version` of every dependency, space-separated (an MLflow tag)."""
+        return " ".join(f"{d.name}=={d.version}" for d in self.dependencies)
 
 
 class Provenance(Record):
@@ -173,7 +206,7 @@ class Handoff(Record):
 
 
 class LocalizationResult(Record):
-    schema_version: Literal[3] = SCHEMA_VERSION
+    schema_version: Literal[4] = SCHEMA_VERSION
     kind: Literal["code-localization-result"] = "code-localization-result"
     task: str
     subject: SubjectIdentity | None

@@ -41,6 +41,18 @@ def sent_hashes(response: dict[str, Any]) -> frozenset[str]:
     return frozenset(e["blake3"] for f in response["files"] for e in f["excerpts"] if "source" in e)
 
 
+def full_sends(*turns: dict[str, Any]) -> list[str]:
+    """The content hash of every payload serialized in full, turn after turn, in order."""
+    return [e["blake3"] for turn in turns for f in turn["files"] for e in f["excerpts"] if "source" in e]
+
+
+def resends(*turns: dict[str, Any]) -> int:
+    """Payloads serialized in full although the same exact content was already sent in full earlier
+    in the conversation — within turn 1 (two excerpts with identical source) or again on turn 2."""
+    sends = full_sends(*turns)
+    return len(sends) - len(set(sends))
+
+
 def owner_excerpt(result: LocalizationResult) -> str | None:
     """`path#symbol` of the AST lane's reserved owner excerpt, if the response carries one."""
     return next((e.id for f in result.files for e in f.evidence if e.reason == OWNER_EXCERPT), None)
@@ -64,7 +76,7 @@ def context_metrics(result: LocalizationResult, gold_files: set[str]) -> dict[st
         "response_json_tokens": float(count_tokens(turn1_json)),
         "dead_end_source_tokens": float(sum(t for path, t in source.items() if path not in gold_files)),
         "two_turn_json_tokens": float(count_tokens(turn1_json) + count_tokens(turn2_json)),
-        "exact_hash_resends": float(len(sent_hashes(turn1) & sent_hashes(turn2))),
+        "exact_hash_resends": float(resends(turn1, turn2)),
         "owner_excerpt_tokens": float(count_tokens(owner[0].content)) if owner else None,
     }
 

@@ -42,13 +42,22 @@ def _specs() -> list[MetricSpec]:
     for k in K_VALUES:
         specs += [
             MetricSpec(f"file_acc_all@{k}", q, f"1 if every gold file is in the top {k} files (LocAgent/SweRank Acc@{k})"),
-            MetricSpec(f"file_hit_any@{k}", q, f"1 if any gold file is in the top {k} files (CoSIL hit@{k})"),
-            MetricSpec(f"module_acc_all@{k}", q, f"1 if every gold module (outermost class/function) is in the top {k} "
-                                                 "modules of the evidence, or of the producer's own module ranking when it has one "
-                                                 "(LocAgent module Acc@k); undefined without gold modules"),
-            MetricSpec(f"entity_acc_all@{k}", q, f"1 if every gold entity (innermost function/method/class) is in the top {k} "
-                                                 "entities of the evidence, or of the producer's own entity ranking when it has one "
-                                                 "(LocAgent function Acc@k); undefined without gold entities"),
+            MetricSpec(f"file_hit_any@{k}", q, f"1 if any gold file is in the top {k} files (CoSIL hit@{k}); undefined "
+                                               "without gold files"),
+            MetricSpec(f"module_acc_all@{k}", q, f"LocAgent module Acc@{k}: the gold modules (outermost class/function "
+                                                 f"enclosing a gold line) among the top {k} modules number min(|gold|, {k}); "
+                                                 "modules of the evidence, or the producer's own module ranking when it has "
+                                                 "one; undefined without gold modules"),
+            MetricSpec(f"function_acc_all@{k}", q, f"LocAgent function-level Acc@{k}: LocAgent's gold entities (the "
+                                                   "outermost function enclosing a gold line — a method or a top-level "
+                                                   "function, nested functions belong to it; a class-body line its class; "
+                                                   f"`Cls.__init__` is `Cls`) among the top {k} number min(|gold|, {k}); "
+                                                   "entities of the evidence, or the producer's own entity ranking; "
+                                                   "undefined without gold entities"),
+            MetricSpec(f"innermost_entity_acc_all@{k}", q, f"1 if every gold innermost definition (function, method or "
+                                                           f"class, nested functions included) is in the top {k} "
+                                                           "entities — stricter than LocAgent's function level; the "
+                                                           "dataset's own entities when it lists them"),
         ]
     specs += [
         MetricSpec("model_calls", c, "logical System One requests (what the algorithm asked)"),
@@ -73,7 +82,9 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("dead_end_source_tokens", c, "source_tokens of files that are not gold (seed 001)"),
         MetricSpec("two_turn_json_tokens", c, "turn 1 + turn 2 JSON tokens, turn 2 sending held payloads as their "
                                               "exact content hashes (seed 001 known-hash accounting)"),
-        MetricSpec("exact_hash_resends", c, "payloads sent in full again on turn 2 although their hash was sent (must be 0)"),
+        MetricSpec("exact_hash_resends", c, "payloads serialized in full although the same exact content was already "
+                                            "sent in full earlier in the two turns: duplicate excerpts within turn 1, "
+                                            "or full payloads again on turn 2 (seed 001: 0)"),
         MetricSpec("owner_excerpt_tokens", c, "exact source tokens of the AST lane's reserved owner excerpt (v2)"),
         MetricSpec("claims_complete", q, "1 if the context pack's note claims complete source (seed 002)"),
         MetricSpec("false_complete_claims", q, "1 if the pack claims complete source while a file it shows lacks a wanted "

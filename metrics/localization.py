@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dataset.manifest import Gold
-from locator.outline import Definition, definitions, innermost, outermost
+from locator.outline import Definition, definitions, function_level, innermost, locagent_entity, outermost
 from locator.result import LocalizationResult
 from render.pack import ContextPack
 from metrics.agent_context import context_metrics
@@ -43,6 +43,14 @@ def _entities(spans: list[tuple[str, int, int]], source_of: SourceOf, resolve: R
 
 def _acc_all(ranked: list[str], gold: set[str], k: int) -> float | None:
     return None if not gold else float(gold <= set(ranked[:k]))
+
+
+def locagent_acc(ranked: list[str], gold: set[str], k: int) -> float | None:
+    """LocAgent's Acc@k (its `acc_at_k`): the gold items among the top k number min(|gold|, k) — every
+    gold item, or, when there are more than k, a top k made of gold only. Undefined without gold."""
+    if not gold:
+        return None
+    return float(sum(1 for item in ranked[:k] if item in gold) == min(len(gold), k))
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -111,19 +119,27 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf,
     scores["line_precision"] = _ratio(overlap, sum(len(v) for v in predicted_lines.values()))
     scores["gold_region_recall"] = _ratio(sum(regions.values()), len(regions))
 
-    gold_entities = set(gold.entities) if gold.entities is not None else set(_entities(gold_spans, source_of, innermost))
+    # Entities two ways. LocAgent's function level (its gold stops at the outermost function, a
+    # constructor is its class) under LocAgent's name and Acc@k; the stricter innermost definition
+    # (nested functions included) under a name of its own, from the dataset's entities when it has them.
+    gold_functions = {locagent_entity(e) for e in _entities(gold_spans, source_of, function_level)}
+    gold_innermost = set(gold.entities) if gold.entities is not None else set(_entities(gold_spans, source_of, innermost))
     gold_modules = set(_entities(gold_spans, source_of, outermost))
     # A producer that ranks its own modules/entities (LocAgent) is scored on those rankings, as its
     # own metric does; loclab's span results go through span -> enclosing definition.
-    predicted_entities = (list(dict.fromkeys(result.ranked_entities)) if result.ranked_entities is not None
-                          else _entities(predicted_spans, source_of, innermost))
+    own = result.ranked_entities
+    predicted_functions = (list(dict.fromkeys(map(locagent_entity, own))) if own is not None
+                           else list(dict.fromkeys(map(locagent_entity, _entities(predicted_spans, source_of, function_level)))))
+    predicted_innermost = (list(dict.fromkeys(own)) if own is not None
+                           else _entities(predicted_spans, source_of, innermost))
     predicted_modules = (list(dict.fromkeys(result.ranked_modules)) if result.ranked_modules is not None
                          else _entities(predicted_spans, source_of, outermost))
     for k in K_VALUES:
         scores[f"file_acc_all@{k}"] = _acc_all(ranked, gold_files, k)
-        scores[f"file_hit_any@{k}"] = float(bool(gold_files & set(ranked[:k])))
-        scores[f"module_acc_all@{k}"] = _acc_all(predicted_modules, gold_modules, k)
-        scores[f"entity_acc_all@{k}"] = _acc_all(predicted_entities, gold_entities, k)
+        scores[f"file_hit_any@{k}"] = float(bool(gold_files & set(ranked[:k]))) if gold_files else None
+        scores[f"module_acc_all@{k}"] = locagent_acc(predicted_modules, gold_modules, k)
+        scores[f"function_acc_all@{k}"] = locagent_acc(predicted_functions, gold_functions, k)
+        scores[f"innermost_entity_acc_all@{k}"] = _acc_all(predicted_innermost, gold_innermost, k)
 
     scores.update(funnel_metrics(result, gold_files, gold_lines, predicted_lines))
 

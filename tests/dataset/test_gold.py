@@ -94,3 +94,43 @@ def test_test_path_rule(path, expected):
 def test_unparsable_patch_is_a_clear_error():
     with pytest.raises(GoldPatchError):
         gold_from_patch("--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n-only one line\n")
+
+
+SHIFTED = ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n"
+           "@@ -2,3 +2,3 @@ def f():\n"
+           "     a = 1\n"
+           "-    b = 2\n"
+           "+    b = 3\n"
+           "     return a + b\n")
+
+
+def _gold(patch):
+    from dataset.gold import hunk_anchors
+    from dataset.manifest import Gold
+
+    files, spans = gold_from_patch(patch)
+    return Gold(files=files, spans=spans, anchors=hunk_anchors(patch), rule="t")
+
+
+def test_a_hunk_whose_header_is_off_is_placed_where_its_text_is():
+    from dataset.gold import place_gold
+
+    gold = _gold(SHIFTED)
+    assert [(s.start_line, s.end_line) for s in gold.spans] == [(3, 3)]
+    at_header = "def f():\n    a = 1\n    b = 2\n    return a + b\n"
+    assert place_gold(gold, {"m.py": at_header}.get, "t")[0].spans == gold.spans  # nothing to move
+    four_down = "import os\nimport re\n\n\n" + at_header  # the file the hunk really is in: 4 lines further
+    placed, notes = place_gold(gold, {"m.py": four_down}.get, "t")
+    assert [(s.start_line, s.end_line) for s in placed.spans] == [(7, 7)] and "offset +4" in notes[0]
+
+
+def test_a_hunk_found_nowhere_or_twice_fails_closed():
+    from dataset.gold import GoldMismatchError, place_gold
+
+    gold = _gold(SHIFTED)
+    with pytest.raises(GoldMismatchError, match="does not match the subject anywhere"):
+        place_gold(gold, {"m.py": "def f():\n    a = 1\n    b = 9\n    return a + b\n"}.get, "t")
+    block = "    a = 1\n    b = 2\n    return a + b\n"
+    at_five = _gold(SHIFTED.replace("@@ -2,3 +2,3 @@", "@@ -5,3 +5,3 @@"))  # the header names line 5
+    with pytest.raises(GoldMismatchError, match="two places equally near"):  # found at lines 3 and 7
+        place_gold(at_five, {"m.py": "x = 0\ny = 0\n" + block + "z = 0\n" + block}.get, "t")

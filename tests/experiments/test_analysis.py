@@ -10,6 +10,7 @@ import pytest
 
 from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
 from experiments import calibrate, compare, pareto, repeatability
+from metrics.statistics import PERMUTATION_TEST
 from experiments.analysis import AnalysisError, Arm, TableFormat, load_arm, same_task_set, table_text
 from locator.task import SubjectIdentity, Task
 from tests.conftest import write_tree
@@ -60,10 +61,12 @@ def test_compare_paired_report(store, capsys):
     bm25 = next(j for j in jobs if j.data.params.get("locator.top_files") == "5")
     two_phase = next(j for j in jobs if j.data.tags["loclab.locator"] == "two_phase")
     assert compare.main(_args(store, bm25.info.run_id, two_phase.info.run_id)) == 0
+    out = capsys.readouterr().out
     table = pd.read_csv(next((store.root / "report").glob("compare_*.csv")), index_col=0)
-    assert table.loc["file_precision", "n"] == 4
-    assert table.loc["file_acc_all@1", "test"] == "mcnemar" and table.loc["elapsed_ms", "test"] == "wilcoxon"
-    assert "p_holm" in table
+    assert table.loc["file_precision", "n"] == 4 and table.loc["file_precision", "clusters"] == 2
+    assert set(table["test"].dropna()) <= {PERMUTATION_TEST, compare.UNTESTED}
+    assert "p_holm" in table and "Holm across" in out and "2 repositories are too few" in out
+    assert re.search(r"Holm across (\d+) comparisons", out).group(1) == str((table.holm_family == "in").sum())
     funnel = pd.read_csv(store.root / "report" / "funnel.csv", index_col=0)  # the stage funnel, side by side
     counts = [c for c in funnel.columns if c.startswith("n ")]
     assert len(counts) == 2 and (funnel.loc["discovery_recall", counts] == 4).all()  # both arms, every shared task
@@ -218,3 +221,49 @@ def test_tables_export_as_markdown_and_latex():
     latex = table_text("t", frame, TableFormat.LATEX)
     assert "\\begin{tabular}{lrr}" in latex and "file\\_acc\\_all@5 & 0.5 & 3 \\\\" in latex
     assert "a\\_b|c & -- & 4 \\\\" in latex and latex.rstrip().endswith("\\end{tabular}")
+
+
+def _tasks(values: dict[str, list[float]], repos: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(values, index=[f"t{i}" for i in range(len(repos))])
+    frame["repository"] = repos
+    return frame
+
+
+def test_compare_clusters_its_ci_and_corrects_across_arms_over_distinct_metrics():
+    repos = ["a"] * 10 + ["b"] * 10 + ["c"] * 10
+    base = _tasks({"line_recall": [0.0] * 30, "pack_line_recall": [0.0] * 30, "file_recall": [0.0] * 30}, repos)
+    # the other arm: +1 on every task of a and b, -0.5 on every task of c
+    gain = [1.0] * 20 + [-0.5] * 10
+    other = _tasks({"line_recall": gain, "pack_line_recall": gain, "file_recall": gain}, repos)
+    metrics = ["line_recall", "pack_line_recall", "file_recall"]
+    table = compare.compare_frames(base, other, metrics)
+    # a resample of three repositories can be c, c, c: the clustered CI reaches c's -0.5 (tasks alone: ~0.5)
+    assert table.loc["line_recall", "ci95_low"] == pytest.approx(-0.5)
+    assert table.loc["line_recall", "clusters"] == 3 and table.loc["line_recall", "p"] == pytest.approx(4 / 8)
+    duplicates = compare.duplicate_metrics([base, other], metrics)
+    assert duplicates == {"pack_line_recall": "line_recall", "file_recall": "line_recall"}
+    second = compare.compare_frames(base, other, metrics)
+    family = compare.correct_across([table, second], duplicates)
+    assert family == 2  # line_recall, in each of two arm comparisons
+    assert table.loc["line_recall", "p_holm"] == pytest.approx(min(1.0, 2 * table.loc["line_recall", "p"]))
+    assert pd.isna(table.loc["pack_line_recall", "p_holm"]) and table.loc["pack_line_recall", "holm_family"] == "= line_recall"
+
+
+def test_holm_adjusts_a_family_of_small_p_values():
+    repos = [f"r{i}" for i in range(12) for _ in range(2)]
+    base = _tasks({"file_recall": [0.0] * 24, "line_recall": [0.0] * 24}, repos)
+    other = _tasks({"file_recall": [1.0] * 24, "line_recall": [0.5, 0.0] * 12}, repos)
+    table = compare.compare_frames(base, other, ["file_recall", "line_recall"])
+    compare.correct_across([table], {})
+    p = table.loc["file_recall", "p"]
+    assert p < 0.01 and table.loc["file_recall", "p_holm"] == pytest.approx(min(1.0, 2 * p))
+
+
+def test_a_metric_without_values_is_untested_not_a_crash():
+    repos = ["a", "a", "b", "b"]
+    native = _tasks({"file_recall": [1.0, 0.0, 1.0, 1.0], "model_calls": [3.0, 4.0, 5.0, 6.0]}, repos)
+    imported = _tasks({"file_recall": [1.0, 1.0, 0.0, 1.0], "model_calls": [None] * 4}, repos)  # a peer's cost: null
+    table = compare.compare_frames(native, imported, ["file_recall", "model_calls", "line_recall"])
+    assert table.loc["model_calls", "test"] == compare.UNTESTED and table.loc["line_recall", "n"] == 0
+    assert compare.correct_across([table], {}) == 1
+    assert table.loc["model_calls", "holm_family"] == "cost: not corrected"

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from experiments import run as run_module
+from locator.result import CodeIdentity
 from metrics.comparator import what_was_found
 from tests.experiments.cli import Workspace, tampered_manifest
 
@@ -60,8 +61,12 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert len(results) == 2 and all((r.parent / "trace.jsonl").is_file() for r in results)
 
     saved = json.loads(results[0].read_text())
-    assert saved["schema_version"] == 3
-    assert saved["provenance"]["code"]["source_blake3"] == job.data.tags["loclab.code_identity"]
+    assert saved["schema_version"] == 4
+    code = CodeIdentity.model_validate(saved["provenance"]["code"])
+    assert code.digest == job.data.tags["loclab.code_identity"]
+    assert {"experiments.production", "dataset.subjects", "locator.repository", "locator.two_phase",
+            "locator.system_one.lexical"} <= set(code.modules)  # the whole path, not one package
+    assert "tree-sitter-python" in job.data.tags["loclab.dependencies"] and code.python in job.data.tags["loclab.python"]
     assert saved["provenance"]["run_key"] == job.data.tags["loclab.run_key"]
 
     # Idempotent: the saved results are reused, not recomputed, and say when they were produced.

@@ -37,7 +37,7 @@ def test_result_round_trip(tmp_path):
     path = tmp_path / "localization-result.json"
     result.write(path)
     assert LocalizationResult.read(path) == result
-    assert result.kind == "code-localization-result" and result.schema_version == 3
+    assert result.kind == "code-localization-result" and result.schema_version == 4
 
 
 def test_a_version_1_result_is_refused_not_reinterpreted(tmp_path):
@@ -87,3 +87,13 @@ def test_trace_round_trip(tmp_path):
     events = read_trace(tmp_path / "trace.jsonl")
     assert [e.kind for e in events] == [EventKind.READ, EventKind.DECISION]
     assert events == trace.events
+
+
+def test_evidence_keeps_its_source_in_the_saved_result(tmp_path):
+    from locator.result import Cost, Evidence, LocalizationResult, Producer, ResultFile
+
+    result = LocalizationResult(task="t", subject=None, producer=Producer(system="test"), cost=Cost(),
+                                files=[ResultFile(path="a.py", evidence=[Evidence(id="a", start_line=1, end_line=2,
+                                                                                  content="def f():\n    pass\n")])])
+    result.write(tmp_path / "r.json")
+    assert LocalizationResult.read(tmp_path / "r.json").files[0].evidence[0].content == "def f():\n    pass\n"

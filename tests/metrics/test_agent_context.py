@@ -51,3 +51,17 @@ def test_the_owner_excerpt_is_named_for_the_per_task_table():
     from metrics.agent_context import owner_excerpt
     assert owner_excerpt(RESULT) == "a.py#1-2"
     assert owner_excerpt(RESULT.model_copy(update={"files": RESULT.files[1:]})) is None
+
+
+def test_a_payload_sent_in_full_twice_is_a_resend():
+    # the owner excerpt's exact source also arrives as a plain excerpt of the same file: sent in full twice
+    twice = RESULT.model_copy(update={"files": [
+        RESULT.files[0].model_copy(update={"evidence": [*RESULT.files[0].evidence,
+                                                        _evidence("a.py", 1, 2, "def f():\n    pass\n")]}),
+        *RESULT.files[1:]]})
+    assert context_metrics(twice, {"a.py"})["exact_hash_resends"] == 1
+    from metrics.agent_context import resends
+
+    turn1 = render(RESULT)
+    assert resends(turn1, render(RESULT, known=sent_hashes(turn1))) == 0
+    assert resends(turn1, render(RESULT)) == 2  # a turn 2 that ignores what the client holds resends both

@@ -62,11 +62,11 @@ def test_a_single_repository_falls_back_to_resampling_tasks():
 def test_aggregate_skips_undefined_values_and_failed_tasks():
     frame = pd.DataFrame({"task_id": ["a", "b", "c", "d"], "repository": ["r1", "r2", "r3", "r4"], "split": None,
                           "repeat": 0, "status": ["ok", "ok", "ok", "failed"],
-                          "file_recall": [1.0, 0.0, 0.5, 1.0], "entity_acc_all@5": [1.0, None, 0.0, 1.0]})
+                          "file_recall": [1.0, 0.0, 0.5, 1.0], "innermost_entity_acc_all@5": [1.0, None, 0.0, 1.0]})
     table = aggregate(frame)
     assert table.loc["file_recall", "mean"] == pytest.approx(0.5)
-    assert table.loc["entity_acc_all@5", "n"] == 2
-    assert table.loc["entity_acc_all@5", "mean"] == pytest.approx(0.5)
+    assert table.loc["innermost_entity_acc_all@5", "n"] == 2
+    assert table.loc["innermost_entity_acc_all@5", "mean"] == pytest.approx(0.5)
     assert table.loc["file_recall", "kind"] == "quality"
 
 

@@ -73,20 +73,20 @@ def test_line_level(scores):
 
 def test_entity_and_module_level(scores):
     # predicted entities, in order: b.py:bee, a.py:one, a.py:K.m; gold: a.py:one, a.py:K.m
-    assert (scores["entity_acc_all@1"], scores["entity_acc_all@3"]) == (0.0, 1.0)
+    assert (scores["innermost_entity_acc_all@1"], scores["innermost_entity_acc_all@3"]) == (0.0, 1.0)
     # predicted modules: b.py:bee, a.py:one, a.py:K; gold: a.py:one, a.py:K
     assert (scores["module_acc_all@1"], scores["module_acc_all@3"]) == (0.0, 1.0)
 
 
 def test_explicit_gold_entities_take_precedence():
     gold = GOLD.model_copy(update={"entities": ["a.py:K.m"]})
-    assert _score(RESULT, gold)["entity_acc_all@1"] == 0.0
-    assert _score(RESULT, gold)["entity_acc_all@3"] == 1.0
+    assert _score(RESULT, gold)["innermost_entity_acc_all@1"] == 0.0
+    assert _score(RESULT, gold)["innermost_entity_acc_all@3"] == 1.0
 
 
 def test_entity_metrics_are_undefined_without_gold_entities():
     gold = Gold(files=["d.py"], spans=[GoldSpan(path="d.py", start_line=5, end_line=5, region=0)], rule="t")
-    assert _score(RESULT, gold)["entity_acc_all@5"] is None
+    assert _score(RESULT, gold)["innermost_entity_acc_all@5"] is None
 
 
 def test_cost_passes_through(scores):
@@ -99,7 +99,7 @@ def test_a_perfect_answer_scores_one():
                                                   ResultFile(path="d.py", evidence=[_ev(5, 5)])]})
     s = _score(perfect, GOLD)
     for name in ("file_precision", "file_recall", "file_set_match", "file_acc_all@3",
-                 "line_recall", "line_precision", "gold_region_recall", "entity_acc_all@5"):
+                 "line_recall", "line_precision", "gold_region_recall", "innermost_entity_acc_all@5"):
         assert s[name] == 1.0, name
     assert s["file_acc_all@1"] == 0.0  # two gold files cannot both be in the top 1
 
@@ -142,14 +142,15 @@ def test_a_producer_entity_ranking_is_scored_as_that_ranking():
     # LocAgent-style: its own ranked entities; the evidence spans would enclose many more entities
     whole_file = RESULT.model_copy(update={"files": [ResultFile(path="a.py", evidence=[_ev(1, 25)])]})
     by_spans = _score(whole_file, GOLD)
-    assert by_spans["entity_acc_all@1"] == 0.0  # spans resolve to one, K.m, ... in line order
+    assert by_spans["innermost_entity_acc_all@1"] == 0.0  # spans resolve to one, K.m, ... in line order
     ranked = whole_file.model_copy(update={"ranked_entities": ["a.py:K.m", "a.py:one", "a.py:K.m"],
                                            "ranked_modules": ["a.py:K", "b.py:bee", "a.py:one"]})
     scores = _score(ranked, GOLD)
-    assert (scores["entity_acc_all@1"], scores["entity_acc_all@3"]) == (0.0, 1.0)
-    assert (scores["module_acc_all@1"], scores["module_acc_all@3"]) == (0.0, 1.0)
+    assert (scores["innermost_entity_acc_all@1"], scores["innermost_entity_acc_all@3"]) == (0.0, 1.0)
+    # LocAgent's Acc@1 with two gold modules: a gold top 1 (a.py:K) counts
+    assert (scores["module_acc_all@1"], scores["module_acc_all@3"]) == (1.0, 1.0)
     only_first = ranked.model_copy(update={"ranked_entities": ["a.py:one"]})
-    assert _score(only_first, GOLD)["entity_acc_all@10"] == 0.0  # K.m was never ranked
+    assert _score(only_first, GOLD)["innermost_entity_acc_all@10"] == 0.0  # K.m was never ranked
     only_other_module = ranked.model_copy(update={"ranked_modules": ["b.py:bee"]})
     assert _score(only_other_module, GOLD)["module_acc_all@10"] == 0.0
 
@@ -232,3 +233,70 @@ def test_entities_of_a_span_are_those_of_its_lines_one_by_one():
                     if (hit := resolve(definitions(NESTED), line)) is not None:
                         one_by_one.setdefault(f"m.py:{hit.qualname}", None)
                 assert _entities([("m.py", start, end)], lambda _: NESTED, resolve) == list(one_by_one), (start, end)
+
+
+NESTED = ("class Mod:\n"               # 1
+          "    kind = 'mod'\n"          # 2  a class-body line: the class
+          "    def __init__(self):\n"   # 3  a constructor: LocAgent names the class
+          "        self.x = 1\n"        # 4
+          "    def eval(self):\n"       # 5
+          "        def doit(v):\n"      # 6  nested in a method: the method, for LocAgent
+          "            return v\n"      # 7
+          "        return doit(1)\n"    # 8
+          "\n"                          # 9
+          "def top():\n"                # 10
+          "    def inner():\n"          # 11
+          "        return 2\n"          # 12
+          "    return inner()\n"        # 13
+          "X = 3\n")                    # 14 module level: no entity
+
+
+def _nested_score(gold_lines, evidence=(), ranked_entities=None):
+    gold = Gold(files=["m.py"], spans=[GoldSpan(path="m.py", start_line=a, end_line=b, region=i)
+                                       for i, (a, b) in enumerate(gold_lines)], rule="t")
+    result = RESULT.model_copy(update={"files": [ResultFile(path="m.py", evidence=[_ev(a, b) for a, b in evidence])],
+                                       "ranked_entities": ranked_entities})
+    source = {"m.py": NESTED}.get
+    return score_task(result, gold, source, render_pack(result, source, RENDER))
+
+
+def test_function_level_acc_follows_locagent_s_gold_rule_and_innermost_is_stricter():
+    # gold: doit (nested in Mod.eval) and inner (nested in top): LocAgent's gold is Mod.eval and top
+    named = _nested_score([(7, 7), (12, 12)], ranked_entities=["m.py:Mod.eval", "m.py:top"])
+    assert named["function_acc_all@1"] == 1.0  # LocAgent's Acc@1: a gold top 1 when gold has 2 entities
+    assert named["function_acc_all@5"] == 1.0
+    assert named["innermost_entity_acc_all@5"] == 0.0  # the innermost rule wants Mod.eval.doit and top.inner
+    # evidence spans resolve by the same rule: evidence inside doit is evidence of Mod.eval
+    spans = _nested_score([(7, 7)], evidence=[(8, 8)])
+    assert spans["function_acc_all@1"] == 1.0 and spans["innermost_entity_acc_all@1"] == 0.0
+
+
+def test_a_constructor_is_its_class_and_a_class_body_line_is_the_class():
+    assert _nested_score([(4, 4)], ranked_entities=["m.py:Mod.__init__"])["function_acc_all@1"] == 1.0
+    assert _nested_score([(4, 4)], ranked_entities=["m.py:Mod"])["function_acc_all@1"] == 1.0
+    assert _nested_score([(2, 2)], ranked_entities=["m.py:Mod"])["function_acc_all@1"] == 1.0
+    assert _nested_score([(14, 14)], ranked_entities=["m.py:Mod"])["function_acc_all@5"] is None  # no entity
+
+
+def test_locagent_acc_counts_min_of_gold_and_k():
+    from metrics.localization import locagent_acc
+
+    gold = {"a", "b", "c"}
+    assert locagent_acc(["a", "b", "x"], gold, 2) == 1.0  # 2 gold in the top 2 = min(3, 2)
+    assert locagent_acc(["a", "x", "b"], gold, 2) == 0.0
+    assert locagent_acc(["a", "b", "x"], gold, 3) == 0.0 and locagent_acc(["a", "b", "c"], gold, 3) == 1.0
+    assert locagent_acc(["a"], set(), 5) is None
+
+
+def test_hit_any_at_k_sees_rank_k_and_is_undefined_without_gold_files():
+    # gold d.py at rank 3 exactly
+    assert _score(_ranked("b.py", "c.py", "d.py"), GOLD)["file_hit_any@3"] == 1.0
+    assert _score(_ranked("b.py", "c.py", "e.py", "x.py", "d.py"), GOLD)["file_hit_any@5"] == 1.0
+    no_gold = Gold.model_construct(files=[], spans=[], entities=None, rule="t")
+    scores = score_task(RESULT, no_gold, SOURCES.get, render_pack(RESULT, SOURCES.get, RENDER))
+    assert all(scores[f"file_hit_any@{k}"] is None for k in (1, 3, 5, 10))
+
+
+def test_mrr_is_not_cut_off_at_any_rank():
+    deep = _ranked("b.py", "c.py", "e.py", "f.py", "g.py", "h.py", "a.py")
+    assert _score(deep, GOLD)["file_mrr"] == pytest.approx(1 / 7)

@@ -6,34 +6,56 @@ import pytest
 from scipy import stats
 
 from metrics.pareto import pareto_front
-from metrics.statistics import cluster_bootstrap_ci, holm, mcnemar_exact, paired_test, wilcoxon_signed_rank
+from metrics.statistics import (
+    BOOTSTRAP_RESAMPLES, PERMUTATION_TEST, cluster_bootstrap_ci, cluster_permutation_test, holm, paired_test,
+)
 
 
-def test_a_paired_effect_the_unpaired_test_misses_is_detected():
-    # Tasks differ a lot in difficulty; arm B is better by a small, consistent margin on every task.
-    difficulty = np.linspace(0.05, 0.95, 20)
-    a = difficulty
-    b = np.clip(difficulty + 0.03 + 0.005 * np.sin(np.arange(20)), 0, 1)
-    unpaired = stats.mannwhitneyu(a, b).pvalue
-    paired = wilcoxon_signed_rank(a, b)
-    assert unpaired > 0.5 and paired.p_value < 0.001
-    assert paired.p_value == pytest.approx(stats.wilcoxon(a, b, zero_method="pratt").pvalue)
+def test_the_permutation_test_flips_repositories_not_tasks():
+    # 5 repositories, 4 tasks each, every repository better by a little: all 32 sign patterns of the
+    # repositories' sums, 2 as extreme as the observed one -> p = 2/32, however many tasks there are
+    diffs = np.array([0.1, 0.2, 0.0, 0.1] * 5)
+    clusters = np.repeat([f"r{i}" for i in range(5)], 4)
+    test = cluster_permutation_test(diffs, clusters)
+    assert test.p_value == pytest.approx(2 / 32) and test.clusters == 5 and test.n == 20
+    assert test.test == PERMUTATION_TEST and test.statistic == pytest.approx(diffs.mean())
+    tasks_alone = cluster_permutation_test(diffs, np.zeros(20))  # one repository: the tasks are the units
+    assert tasks_alone.clusters == 20 and tasks_alone.p_value < 0.001
 
 
-def test_mcnemar_exact_on_a_known_table():
-    # 10 tasks only A hits, 2 only B hits, the rest agree: binomial(2; 12, 0.5) two-sided = 0.0386
-    a = np.array([1] * 10 + [0] * 2 + [1] * 5 + [0] * 3, dtype=float)
-    b = np.array([0] * 10 + [1] * 2 + [1] * 5 + [0] * 3, dtype=float)
-    result = mcnemar_exact(a, b)
-    assert result.p_value == pytest.approx(0.03857, abs=1e-4)
-    assert paired_test(a, b).test == "mcnemar"
-    assert paired_test(a + 0.5, b).test == "wilcoxon"
+def test_the_observed_pattern_counts_and_the_test_is_two_sided():
+    three = np.repeat(["a", "b", "c"], 2)
+    assert cluster_permutation_test(np.ones(6), three).p_value == pytest.approx(2 / 8)  # + + + and - - -
+    assert cluster_permutation_test(-np.ones(6), three).p_value == pytest.approx(2 / 8)
+    assert cluster_permutation_test(np.zeros(6), three).p_value == 1.0
 
 
-def test_identical_arms():
-    x = np.array([0.2, 0.4, 0.6])
-    assert wilcoxon_signed_rank(x, x).p_value == 1.0
-    assert mcnemar_exact(np.ones(3), np.ones(3)).p_value == 1.0
+def test_many_repositories_are_sampled_with_the_observed_pattern_counted():
+    rng = np.random.default_rng(1)
+    clusters = np.repeat(np.arange(30), 3)
+    null = cluster_permutation_test(rng.normal(0, 1, 90), clusters)
+    assert 0.05 < null.p_value <= 1.0 and null.clusters == 30
+    shifted = cluster_permutation_test(rng.normal(0.8, 1, 90), clusters)
+    assert shifted.p_value < 0.001
+
+
+def test_a_paired_effect_an_unpaired_test_misses_is_detected():
+    # 20 repositories; tasks differ a lot from each other, the other arm is better on every task by 0.05
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0, 1, 60)
+    b = a + 0.05
+    clusters = np.repeat(np.arange(20), 3)
+    assert paired_test(a, b, clusters).p_value < 0.001
+    assert stats.mannwhitneyu(a, b).pvalue > 0.3  # what an unpaired test says of the same numbers
+
+
+def test_the_ci_is_a_95_percent_interval():
+    # 400 tasks, one repository: the percentile interval of the mean is about ±1.96 standard errors
+    values = np.random.default_rng(3).normal(0, 1, 400)
+    low, high = cluster_bootstrap_ci(values, np.zeros(400))
+    half_width = (high - low) / 2 / (values.std(ddof=1) / np.sqrt(400))
+    assert 1.85 < half_width < 2.07  # 90 % would be 1.645, 99 % 2.576
+    assert BOOTSTRAP_RESAMPLES >= 5000
 
 
 def test_holm_matches_the_textbook_example():

@@ -156,3 +156,12 @@ def test_a_window_keeps_the_smaller_wanted_spans_inside_the_oversize_one():
     sent = sent_lines(measured.text)["pkg/big.py"]
     assert set(range(450, 456)) <= sent and 400 not in sent
     assert "elided (range windowed)" in measured.text and measured.trimmed_files == ["pkg/big.py"]
+
+
+def test_the_epilogue_is_fitted_with_the_sections_above_it_counted():
+    # the sections fill their share of a 3,000-token cap; 300 files with nothing shown want pointer
+    # entries far beyond the floor: the note and the list must fit into what the sections left
+    many = [ResultFile(path=f"pkg/far/module_{i}.py", role=Role.CONTEXT) for i in range(300)]
+    result = _result(_file("pkg/big.py", (SPINE_START, SPINE_END)), *many)
+    pack = render_pack(result, SOURCES.get, YAML.model_copy(update={"cap_tokens": 3000, "epilogue_floor_tokens": 200}))
+    assert pack.tokens <= 3000 and 0 < pack.pointer_entries < 300

@@ -121,3 +121,33 @@ def test_the_owner_excerpt_is_reserved_from_the_same_budget(tmp_path):
     budget = excerpt + cheapest - 1  # the cheapest base excerpt fits the budget, but not beside the excerpt
     tight, _ = _run(tmp_path / "tight", "v2", source_budget=budget)
     assert sum(count_tokens(e.content) for f in tight.files for e in f.evidence) == excerpt
+
+
+def _owner(path: str, term: str, *, exact: bool = True, qualified: bool = False, line: int = 1):
+    from locator.lane.ast_lane import Owner
+    from locator.repository import SearchHit
+
+    return Owner(SearchHit(path, line, line + 1, term, f"def {term}():"), term, qualified, exact)
+
+
+def test_v2_ranks_a_declared_source_language_first(monkeypatch):
+    from collections import Counter
+
+    from locator.definitions import GRAMMARS, Grammar
+    from locator.lane.ast_lane import AstLaneLocator
+
+    python = GRAMMARS[".py"]
+    monkeypatch.setitem(GRAMMARS, ".pyx", Grammar("cython", python.parser_language, python.kinds))
+    owners = [_owner("a/render.pyx", "render"), _owner("b/render.py", "render")]  # equal but for the language
+    assert AstLaneLocator._rank(owners, Counter(), ("python",)) == ["b/render.py", "a/render.pyx"]
+    assert AstLaneLocator._rank(owners, Counter(), ("cython",)) == ["a/render.pyx", "b/render.py"]
+
+
+def test_v2_skips_inexact_owners():
+    from collections import Counter
+
+    from locator.lane.ast_lane import AstLaneLocator
+
+    owners = [_owner("pkg/a.py", "render", exact=False), _owner("pkg/b.py", "render", exact=False),
+              _owner("pkg/c.py", "Widget.render", exact=True, qualified=True)]
+    assert AstLaneLocator._rank(owners, Counter(), ("python",)) == ["pkg/c.py"]

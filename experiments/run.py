@@ -121,6 +121,16 @@ def _check(cfg: DictConfig) -> None:
                              f"got {cfg.tracking.trace_span_batch!r}")
 
 
+def decided_by(job: Job) -> str | None:
+    """Who made the job's System One decisions, said plainly: the lexical backend is word overlap
+    and cannot judge actions described by geometry alone; any other backend is named by its model."""
+    if not job.uses_system_one or job.backend is None:
+        return None
+    if job.system_one_identity.startswith("lexical"):
+        return "System One: the lexical backend (word overlap: it cannot read, so it cannot judge geometry-only actions)"
+    return f"System One: {job.cfg.system_one.model}"
+
+
 def _job_key(job: Job, rows, cfg: DictConfig, stage: Stage) -> str:
     """What makes two job runs the same job: results address, task set and selection, stage, and
     the render settings (a render sweep reuses one localization for every setting)."""
@@ -211,6 +221,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     stage summed over tasks, logging), so loclab's own overhead is measured on every run."""
     collections_before = _gc_collections()
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
+                     "loclab.decided_by": decided_by(job) or "no model (the locator asks no System One)",
                      "loclab.manifest_source": redact(str(manifest.source)),
                      "loclab.system_one_identity": redact(job.system_one_identity),
                      "loclab.results_dir": str(job.results_dir)})
@@ -258,12 +269,14 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         means = {metric_key(name): row["mean"] for name, row in summary.iterrows()}
         bounds = {ci_key(name, bound): row[f"ci95_{bound}"] for name, row in summary.iterrows() for bound in ("low", "high")}
         mlflow.log_metrics({k: float(v) for k, v in (means | bounds).items() if v is not None and v == v})
-        title = f"{locator_name} on {cfg.dataset.name} ({manifest.content_hash[:12]})"
+        decider = decided_by(job)
+        title = f"{locator_name} on {cfg.dataset.name} ({manifest.content_hash[:12]})" + (f" — {decider}" if decider else "")
         print_summary(title, summary, counts)
         figure = headline_figure(title, summary)
         mlflow.log_figure(figure, "headline_metrics.png")
         mlflow.set_tag("mlflow.note.content", redact(job_description(
-            f"{locator_name} on {cfg.dataset.name}, {stage.value} (manifest {manifest.content_hash[:12]})", summary,
+            f"{locator_name} on {cfg.dataset.name}, {stage.value} (manifest {manifest.content_hash[:12]})"
+            + (f"; {decider}" if decider else ""), summary,
             counts, [o for o in HydraConfig.get().overrides.task if not o.startswith("hydra.")],
             mlflow.active_run().info.run_id)))
     finished = time.perf_counter()

@@ -78,6 +78,7 @@ def test_the_closure_follows_every_import_and_stays_off_scoring():
     two_phase = job_code(compose_config("locator=two_phase"), True)
     assert {"locator.two_phase", "locator.reading.engine", "locator.system_one.lexical"} <= set(two_phase.modules)
     bm25 = job_code(compose_config("locator=bm25"), False)
+    assert {"experiments.production", "dataset.subjects", "locator.runtime"} <= set(bm25.modules)  # the path, whole
     assert "locator.system_one.lexical" not in bm25.modules  # bm25 asks no System One
     assert "bm25s" in {d.name for d in bm25.dependencies} and "tree-sitter-python" in {d.name for d in bm25.dependencies}
     assert "loclab" in {d.name for d in bm25.dependencies}

@@ -259,3 +259,16 @@ def test_a_job_leaves_its_heap_frozen_so_the_exit_does_not_scan_it(monkeypatch):
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_a_job_says_which_backend_decided(tmp_path):
+    from dataset.manifest import load_manifest
+    from experiments.config import compose_config
+    from experiments.pipeline import Job
+
+    manifest = load_manifest(tampered_manifest(tmp_path, tamper=set()))
+    lexical = Job(compose_config("locator=two_phase"), manifest, "two_phase")
+    assert "lexical backend" in run_module.decided_by(lexical) and "cannot judge geometry-only" in run_module.decided_by(lexical)
+    assert run_module.decided_by(Job(compose_config("locator=bm25"), manifest, "bm25")) is None
+    model = Job(compose_config("locator=two_phase", "system_one=local_llm"), manifest, "two_phase")
+    assert run_module.decided_by(model) == "System One: qwen2.5-coder-0.5b-instruct-q4_k_m"

@@ -110,6 +110,10 @@ def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothi
     from experiments.paths import PROJECT_ROOT
 
     sweep = ["locator=bm25", "locator.top_files=3,5", "limit=10"]
+    # the store exists before the sweep starts: this test's own polling client must not create (and
+    # migrate) it at the moment the sweep does (SQLite's "_alembic_tmp_experiments already exists")
+    ws.root.mkdir(parents=True, exist_ok=True)
+    ws.client().search_experiments()
     cmd = [sys.executable, "-m", "experiments.run", "-m", *sweep, f"hydra.sweep.dir={ws.root}/hydra-multi"]
     proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

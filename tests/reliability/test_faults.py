@@ -161,3 +161,29 @@ def test_a_bad_selection_fails_the_job_with_the_setting_named(ws):
     assert proc.returncode != 0 and "limit must be a positive number of tasks" in proc.stderr
     [job] = ws.jobs()
     assert job.info.status == "FAILED" and "limit must be a positive number" in job.data.tags["loclab.error"]
+
+
+def test_a_sweep_whose_parent_cannot_be_recorded_stops_before_any_job(ws, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the store's folder would be\n")
+    proc = ws.run("experiments.run", "locator=bm25", "locator.top_files=3,5", "limit=1",
+                  f"tracking.db_path={blocker}/mlflow.db", multirun=True)
+    assert proc.returncode == 2
+    assert "the sweep's parent run could not be recorded" in proc.stderr and "no job was started" in proc.stderr
+    assert "Traceback" not in proc.stderr and "Launching" not in proc.stdout + proc.stderr
+
+
+def test_two_sweeps_started_together_on_a_fresh_store_both_land(ws):
+    import subprocess
+    import sys
+
+    from experiments.paths import PROJECT_ROOT
+
+    procs = [subprocess.Popen([sys.executable, "-m", "experiments.run", "-m", "locator=bm25", f"locator.top_files={n}",
+                               "limit=1", f"hydra.sweep.dir={ws.root}/hydra-multi-{n}"], cwd=PROJECT_ROOT, env=ws.env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in (3, 5)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
+    parents = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    assert len(parents) == 2 and all(p.info.status == "FINISHED" for p in parents)
+    assert sorted(j.data.params["locator.top_files"] for j in ws.jobs()) == ["3", "5"]

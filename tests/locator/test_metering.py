@@ -163,10 +163,9 @@ def _os_read(root: Path) -> None:
 
 
 def _mmap(root: Path) -> None:
-    descriptor = os.open(root / "pkg" / "parser.py", os.O_RDONLY)
-    WATCH.door.depth = 1  # the os.open is its own violation: this case is about the map
+    WATCH.door.depth = 1  # the file is opened as the door would: only the map reaches behind it
     try:
-        os.fstat(descriptor)
+        descriptor = os.open(root / "pkg" / "parser.py", os.O_RDONLY)
     finally:
         WATCH.door.depth = 0
     with mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ) as mapped:
@@ -174,16 +173,17 @@ def _mmap(root: Path) -> None:
     os.close(descriptor)
 
 
-SNEAKS = {
-    "open()": lambda root: open(root / "pkg" / "parser.py").read(),
-    "io.open": lambda root: __import__("io").open(root / "pkg" / "parser.py").read(),
-    "os.open + os.read": _os_read,
-    "Path.read_text": lambda root: (root / "pkg" / "parser.py").read_text(),
-    "Path.read_bytes": lambda root: (root / "pkg" / "parser.py").read_bytes(),
-    "os.listdir": lambda root: os.listdir(root / "pkg"),
-    "Path.rglob": lambda root: list(root.rglob("*.py")),
-    "mmap": _mmap,
-    "subprocess": lambda root: subprocess.run(["cat", str(root / "pkg" / "parser.py")], capture_output=True),
+SNEAKS = {  # how, and what the audit must see
+    "open()": (lambda root: open(root / "pkg" / "parser.py").read(), "open"),
+    "io.open": (lambda root: __import__("io").open(root / "pkg" / "parser.py").read(), "open"),
+    "os.open + os.read": (_os_read, "open"),
+    "Path.read_text": (lambda root: (root / "pkg" / "parser.py").read_text(), "open"),
+    "Path.read_bytes": (lambda root: (root / "pkg" / "parser.py").read_bytes(), "open"),
+    "os.listdir": (lambda root: os.listdir(root / "pkg"), "os.listdir"),
+    "Path.rglob": (lambda root: list(root.rglob("*.py")), "os.scandir"),
+    "mmap": (_mmap, "mmap"),
+    "subprocess": (lambda root: subprocess.run(["cat", str(root / "pkg" / "parser.py")], capture_output=True),
+                   "subprocess.Popen"),
 }
 
 
@@ -196,11 +196,11 @@ def test_a_locator_that_reads_behind_the_context_is_caught(tmp_path, how):
         uses_system_one = False
 
         def localize(self, task, ctx):
-            SNEAKS[how](Path(_the_view(ctx).root))
+            SNEAKS[how][0](Path(_the_view(ctx).root))
             return LocatorOutput(files=[], confidence_semantics="none")
 
     _, _, _, violations = audited_localize(Sneaky(), root, None)
-    assert violations, f"{how} read the subject unseen"
+    assert any(v.startswith(SNEAKS[how][1]) for v in violations), f"{how} read the subject unseen: {violations}"
 
 
 # --- The static audit: nothing under locator/ outside the door holds or digs for the view -----------

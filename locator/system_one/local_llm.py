@@ -116,7 +116,15 @@ def _stat_stamp(path: Path) -> str:
 
 
 def runtime_versions() -> str:
-    return ",".join(f"{name}={metadata.version(name)}" for name in ("torch", "transformers", "gguf"))
+    """The versions of the runtime that reads the model ("absent" without the llm extra: such a backend
+    is named, and fails with the install command when it is asked)."""
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "absent"
+
+    return ",".join(f"{name}={version(name)}" for name in ("torch", "transformers", "gguf"))
 
 
 class LocalLLMBackend:

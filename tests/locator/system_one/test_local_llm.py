@@ -5,6 +5,7 @@ and settings are its identity, and bad input is a clear error, never a guess."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import pytest
 
@@ -142,3 +143,16 @@ def test_a_choice_does_not_favour_the_option_listed_first(model_cache):
     as_listed = _backend(model_cache, choice_orders=1)
     assert as_listed.answer(_request(NEXT)).answers["q0"].probabilities != \
         pytest.approx(as_listed.answer(_request(flipped)).answers["q0"].probabilities, abs=1e-3)
+
+
+def test_without_the_runtime_the_backend_is_named_and_fails_when_asked(tmp_path, monkeypatch):
+    import importlib.metadata as metadata
+
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: (_ for _ in ()).throw(metadata.PackageNotFoundError(name))
+                        if name in ("torch", "transformers", "gguf") else real(name))
+    backend = _backend(tmp_path)
+    assert "torch=absent" in backend.identity
+    monkeypatch.setitem(sys.modules, "transformers", None)  # as if the llm extra were not installed
+    with pytest.raises(LocalModelError, match=r"pip install -e '\.\[llm\]'"):
+        backend.answer(_request(FORMATTING))

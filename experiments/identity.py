@@ -40,7 +40,6 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from experiments.paths import PROJECT_ROOT, git_revision
-from locator.hashing import canonical_json
 from locator.result import CodeIdentity, Dependency, WeightFile
 from locator.system_one.backend import Backend
 
@@ -239,14 +238,16 @@ def _packages_dirty(paths: list[str]) -> bool:
 
 
 @lru_cache(maxsize=32)
-def code_identity(roots: tuple[str, ...]) -> CodeIdentity:
-    """The loclab modules on the path of `roots` (always with `experiments.production`), the
-    distributions they import (and loclab's own install), the interpreter and the git revision."""
-    modules, others = module_closure((PRODUCTION_ROOT, *roots))
-    files = [str(_project_file(m).relative_to(PROJECT_ROOT)) for m in modules]
+def code_identity(roots: tuple[str, ...], with_production: bool = True) -> CodeIdentity:
+    """The loclab modules on the path of `roots` (with `experiments.production` unless a backend's
+    own code is asked for), the distributions they import (and loclab's own install), the model
+    files they load, the interpreter and the git revision."""
+    modules, others = module_closure((PRODUCTION_ROOT, *roots) if with_production else roots)
+    files = [str(path.relative_to(PROJECT_ROOT)) for path in map(_project_file, modules)
+             if path.is_relative_to(PROJECT_ROOT)]
     return CodeIdentity(source_blake3=source_digest(modules), modules=list(modules),
-                        dependencies=dependencies(others, extra=(LOCLAB_DISTRIBUTION,)), weights=weights(modules),
-                        python=f"{sys.implementation.name}-{sys.version.split()[0]}",
+                        dependencies=dependencies(others, extra=(LOCLAB_DISTRIBUTION,) if with_production else ()),
+                        weights=weights(modules), python=f"{sys.implementation.name}-{sys.version.split()[0]}",
                         git_revision=git_revision().removesuffix("-dirty"), dirty=_packages_dirty(files))
 
 
@@ -292,14 +293,9 @@ class BoundBackend:
         return getattr(self.backend, name)
 
 
-@lru_cache(maxsize=16)
 def backend_code(module: str) -> str:
     """Digest of a backend module's closure, the distributions it imports and its weights."""
-    modules, others = module_closure((module,))
-    return blake3.blake3(canonical_json({
-        "source": source_digest(modules), "python": sys.version,
-        "dependencies": [d.model_dump() for d in dependencies(others)],
-        "weights": [w.model_dump() for w in weights(modules)]}).encode()).hexdigest()
+    return code_identity((module,), with_production=False).digest
 
 
 def bound_backend(backend: Backend | None) -> Backend | None:

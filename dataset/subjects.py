@@ -310,10 +310,11 @@ class SubjectStore:
         repo = str(source) if source.exists() else spec.repository
         if not source.exists():
             repo = str(staging / "clone.git")
-            _git("clone", ["clone", "--bare", "--quiet", spec.repository, repo], spec)
+            _git("clone", ["clone", "--bare", "--quiet", "--", spec.repository, repo], spec)
         tree.mkdir(parents=True)
         archive = staging / "tree.tar"
-        _git("archive", ["-C", repo, "archive", "--format=tar", "-o", str(archive), spec.revision], spec)
+        _git("archive", ["-C", repo, "archive", "--format=tar", "-o", str(archive), "--end-of-options", spec.revision],
+             spec)
         with tarfile.open(archive) as tar:
             tar.extractall(tree, filter="data")
         archive.unlink()

@@ -22,7 +22,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dataset.gold import GOLD_RULE, GoldPatchError, gold_from_patch, hunk_anchors
-from dataset.manifest import GitSubject, Gold, Manifest, ManifestError, ManifestRow, PypiSubject, build_manifest
+from dataset.manifest import (GitSubject, Gold, Manifest, ManifestError, ManifestRow, PypiSubject, RepositoryName,
+                              Revision, build_manifest)
 from locator.hashing import sha256_bytes
 from locator.task import SubjectIdentity, Task
 
@@ -40,8 +41,8 @@ class _PypiPin(BaseModel):
 class SweBenchRow(BaseModel):
     model_config = ConfigDict(extra="ignore")
     instance_id: str
-    repo: str
-    base_commit: str
+    repo: RepositoryName
+    base_commit: Revision
     patch: str
     problem_statement: str
     version: str | None = None
@@ -101,7 +102,7 @@ class GitSources:
             clone = self.cache_dir / "git" / f"{owner}__{name}.git"
             if not clone.is_dir():
                 clone.parent.mkdir(parents=True, exist_ok=True)
-                _git(where, ["clone", "--bare", "--quiet", self.clone_url.format(repo=repo), str(clone)])
+                _git(where, ["clone", "--bare", "--quiet", "--", self.clone_url.format(repo=repo), str(clone)])
             return str(clone)
         looked = f"{self.mirrors}/{owner}__{name} or {self.mirrors}/{owner}/{name}" if self.mirrors else "no mirror folder"
         raise ManifestError(f"{where}: field repo: no clone of {repo} ({looked}); set LOCLAB_GIT_MIRRORS or "
@@ -119,7 +120,7 @@ def _gold_hashes(repository: str, commit: str, files: list[str], where: str) -> 
     hashes = {}
     for path in files:
         try:
-            hashes[path] = sha256_bytes(_git(where, ["-C", repository, "show", f"{commit}:{path}"]))
+            hashes[path] = sha256_bytes(_git(where, ["-C", repository, "show", "--end-of-options", f"{commit}:{path}"]))
         except ManifestError as exc:
             raise ManifestError(f"{where}: field base_commit: gold file {path} is not in {commit} of {repository} "
                                 f"({exc})") from None

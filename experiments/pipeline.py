@@ -92,7 +92,7 @@ class Job(Producer):
                 result, reused = saved, True
             elif localize_missing:
                 with clock(HarnessStage.LOCALIZE):
-                    result = self.localize(row, repo, out_dir)
+                    result = self.localize(row, repo, out_dir, repeat)
             else:
                 raise NoSavedResultError(f"{row.task.id}: no saved result at {result_path}; run experiments.run first")
             if result.task != row.task.id or result.subject != row.task.subject:

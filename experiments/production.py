@@ -28,6 +28,7 @@ from locator.runtime import localize
 from locator.system_one.backend import Backend
 from locator.system_one.cache import DecisionCache
 from locator.system_one.client import Pricing, SystemOne
+from locator.system_one.sampling import Sampler
 from locator.trace import Trace
 
 RESULT_FILE = "localization-result.json"
@@ -63,8 +64,18 @@ class Producer:
         keep_outlines_on_disk(Path(cfg.paths.cache_dir) / "outlines")  # every job parses the same files
 
     @property
+    def sampling_seed(self) -> int | None:
+        seed = self.cfg.sampling.seed
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise ValueError(f"sampling.seed must be null (answers as given) or an integer seed, got {seed!r}")
+        return seed
+
+    @property
     def system_one_identity(self) -> str:
-        return self.backend.identity if self.backend is not None else "none"
+        if self.backend is None:
+            return "none"
+        seed = self.sampling_seed
+        return self.backend.identity + ("" if seed is None else f"|sampled(seed={seed})")
 
     @property
     def uses_system_one(self) -> bool:
@@ -127,13 +138,15 @@ class Producer:
                                    "it was moved or copied — delete it or run with force=true")
         return result
 
-    def localize(self, row: ManifestRow, repo: RepositoryView, out_dir: Path) -> LocalizationResult:
+    def localize(self, row: ManifestRow, repo: RepositoryView, out_dir: Path, repeat: int = 0) -> LocalizationResult:
         trace = Trace()
         system_one = None
         if self.backend is not None:
             so = self.cfg.system_one
+            seed = self.sampling_seed
             system_one = SystemOne(self.backend, model=so.model, cache=self.cache, max_concurrency=so.max_concurrency,
-                                   pricing=Pricing(**so.pricing) if so.get("pricing") else None)
+                                   pricing=Pricing(**so.pricing) if so.get("pricing") else None,
+                                   sampler=None if seed is None else Sampler(seed, repeat))
         result = localize(self.locator, row.task, repo, system_one, trace)
         result = result.model_copy(update={"provenance": self.provenance()})
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -78,14 +78,16 @@ def main(argv: list[str] | None = None) -> int:
         per_task_rows.append({"task_id": task_id, **stability(results)})
     per_task = pd.DataFrame(per_task_rows).set_index("task_id")
     identity = arm.tags.get("loclab.system_one_identity", "")
-    deterministic = identity.startswith(_DETERMINISTIC_BACKENDS)
+    # sampled decisions (`sampling.seed`) vary across repeats by design, whatever the backend
+    deterministic = identity.startswith(_DETERMINISTIC_BACKENDS) and "|sampled(" not in identity
     all_identical = bool(per_task["identical"].all())
     print_table(f"repeatability of {arm.label} ({summary.repeats.max()} repeats)", summary, args.format)
     print(f"file-set Jaccard between repeats: mean {per_task.file_jaccard.mean():.4f}, min {per_task.file_jaccard.min():.4f}")
     print(f"evidence-line Jaccard between repeats: mean {per_task.evidence_line_jaccard.mean():.4f}, "
           f"min {per_task.evidence_line_jaccard.min():.4f}")
     print(f"byte-identical results (clock and physical-cost fields aside): {int(per_task.identical.sum())}/{len(per_task)} tasks"
-          + (" — backend is deterministic, so all must be" if deterministic else ""))
+          + (" — backend is deterministic, so all must be" if deterministic else
+             " — decisions are sampled (sampling.seed), so repeats may differ" if "|sampled(" in identity else ""))
     if deterministic and not all_identical:
         print("VIOLATION: a deterministic configuration produced different results across repeats")
     folder = write_report("repeatability", args.experiment, {"summary": summary, "per_task": per_task}, {},

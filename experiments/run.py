@@ -51,7 +51,7 @@ from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
 register_resolvers()
 
 PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "repeats", "force", "limit", "tasks", "split",
-                "allow_failed_tasks", "concurrency")
+                "allow_failed_tasks", "concurrency", "sampling")
 EXIT_TASKS_FAILED = 3
 DECISIONS_ARTIFACT = "decisions.jsonl"  # the System One answers the run used (`experiments.replay`)
 HYDRA_ARTIFACTS = "hydra"  # the job's .hydra/: composed config, overrides, Hydra's own config

@@ -6,7 +6,6 @@ Prints `loclab System One listening on URL` once the socket is bound (port 0 pic
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 import sys
 
@@ -17,6 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from experiments.identity import bound_backend
 from experiments.paths import register_resolvers
+from locator.redact import secret_from_env
 from locator.system_one.cache import DecisionCache
 from locator.system_one.server import FaultPlan, Limits, create_app
 
@@ -30,7 +30,7 @@ def main(cfg: DictConfig) -> None:
     cache = DecisionCache(so.cache.path) if so.cache.enabled else None
     api_key = None
     if server.api_key_env:
-        api_key = os.environ.get(server.api_key_env)
+        api_key = secret_from_env(server.api_key_env)
         if not api_key:
             raise SystemExit(f"server.api_key_env={server.api_key_env} is not set")
     concurrent = server.max_concurrent_requests

@@ -1,5 +1,6 @@
-"""Starts loclab's System One server (`experiments.serve_system_one`) as a child process on
-127.0.0.1 and stops it by process group: for tests and benchmarks."""
+"""Starts a System One server as a child process on 127.0.0.1 and stops it by process group, for
+tests, benchmarks and scripts: loclab's own (`experiments.serve_system_one`), or llama.cpp's
+OpenAI-compatible `llama-server` with a GGUF model (for `system_one=openai_logprobs`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
+
+import httpx
 
 from experiments.paths import PROJECT_ROOT
 
@@ -51,3 +55,55 @@ def _wait_until_accepting(url: str, deadline: float) -> None:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"System One server at {url} does not accept connections") from None
             time.sleep(0.05)
+
+
+LLAMA_SERVER_ENV = "LOCLAB_LLAMA_SERVER"
+LLAMA_SERVER_BUILD = "bash scripts/build_llama_server.sh"
+
+
+def llama_server_binary() -> Path | None:
+    """llama.cpp's `llama-server`: $LOCLAB_LLAMA_SERVER, else where `scripts/build_llama_server.sh` puts it."""
+    named = os.environ.get(LLAMA_SERVER_ENV)
+    if named:
+        return Path(named)
+    cache = Path(os.environ.get("LOCLAB_CACHE_DIR") or Path.home() / ".cache" / "loclab")
+    built = cache / "llama.cpp" / "11434.0.0" / "bin" / "llama-server"
+    return built if built.is_file() else None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def llama_cpp_server(binary: Path, model: Path, *, threads: int = 2, context: int = 4096, slots: int = 1):
+    """llama.cpp's OpenAI-compatible server on 127.0.0.1 with `model` (a GGUF file); yields its `/v1`
+    base URL once `/health` answers ok, and stops it by process group. One slot by default: on 2
+    cores parallel decoding only divides the same threads."""
+    port = _free_port()
+    cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-t", str(threads),
+           "-c", str(context * slots), "--parallel", str(slots), "--no-webui"]
+    log = tempfile.TemporaryFile(mode="w+")
+    env = {**os.environ, "LD_LIBRARY_PATH": str(binary.parent)}  # its shared libraries lie beside it
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"llama-server exited with {proc.returncode}: {log.read()[-2000:]}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError("llama-server did not load its model within 120 s")
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()

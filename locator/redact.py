@@ -7,10 +7,13 @@ config, caches, artifacts, error messages. `redact` is applied at each of those 
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import re
 import sys
 from typing import Any, TextIO
+from urllib.parse import quote, quote_plus
 
 REDACTED = "***"
 # scheme://userinfo@  ->  scheme://***@
@@ -21,8 +24,43 @@ _SECRET_QUERY = re.compile(
     r"(?P<value>[^&#\s'\"]+)", re.IGNORECASE)
 
 
+# Secrets read from the environment in this process, in every form a sink might write them.
+_SECRETS: list[str] = []
+# Shorter values are too likely to be ordinary words to be scrubbed from every text.
+_MIN_SECRET_CHARS = 6
+
+
+def _forms(value: str) -> set[str]:
+    """The ways `value` shows up when written: as is, stripped, escaped by repr or JSON (a trailing
+    newline becomes `\\n`), URL-encoded."""
+    forms = set()
+    for v in {value, value.strip()}:
+        forms |= {v, repr(v)[1:-1], json.dumps(v)[1:-1], quote(v, safe=""), quote_plus(v)}
+    return {f for f in forms if len(f.strip()) >= _MIN_SECRET_CHARS}
+
+
+def register_secret(value: str) -> None:
+    """Redact `value`, in all its written forms, from everything `redact` sees from now on."""
+    known = set(_SECRETS) | _forms(value)
+    _SECRETS[:] = sorted(known, key=len, reverse=True)  # longest first: a form never leaves a tail behind
+
+
+def secret_from_env(name: str) -> str | None:
+    """The secret in environment variable `name`, registered for redaction; surrounding whitespace
+    (a newline left by `echo` or a file) is stripped, since no bearer key or password contains it
+    and an HTTP header cannot carry it."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return None
+    register_secret(raw)
+    return raw.strip() or None
+
+
 def redact(text: str) -> str:
-    """`text` with URL credentials and secret-named query values replaced by ***."""
+    """`text` with registered secrets, URL credentials and secret-named query values replaced by ***."""
+    for secret in _SECRETS:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
     if "://" not in text and "=" not in text:
         return text
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)

@@ -17,9 +17,10 @@ from experiments.paths import CONF_DIR, PROJECT_ROOT
 from tests.conftest import LOCAGENT_FILE, SWEBENCH_FILE
 
 
-# The locator a sub-group's options are composed under (two_phase unless named here), and the
+# The option a sub-group's options are composed under (locator=two_phase unless named here), and the
 # package they go to when it is not the group's own (a retriever fills one of hybrid's two slots).
-_SUBGROUP_HOST = {"base": ("ast_lane", ""), "retriever": ("hybrid", "@locator.second")}
+_SUBGROUP_HOST = {"base": ("locator=ast_lane", ""), "retriever": ("locator=hybrid", "@locator.second"),
+                  "prompts": ("system_one=openai_logprobs", "")}
 
 
 def _options() -> list[tuple[str, ...]]:
@@ -30,8 +31,8 @@ def _options() -> list[tuple[str, ...]]:
             combos.append((f"{group.name}={option.stem}",))
         for sub in sorted(p for p in group.iterdir() if p.is_dir()):
             for option in sorted(sub.glob("*.yaml")):
-                host, package = _SUBGROUP_HOST.get(sub.name, ("two_phase", ""))
-                combos.append((f"locator={host}", f"{group.name}/{sub.name}{package}={option.stem}"))
+                host, package = _SUBGROUP_HOST.get(sub.name, ("locator=two_phase", ""))
+                combos.append((host, f"{group.name}/{sub.name}{package}={option.stem}"))
     return combos
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from locator.system_one import events
 from locator.system_one.backend import Backend
 from locator.system_one.cache import DecisionCache, decision_key
+from locator.system_one.sampling import Sampler
 from locator.system_one.wire import Question, Request, Response, validate_response
 from locator.trace import EventKind, Trace
 
@@ -56,7 +57,9 @@ class Pricing:
 
 class SystemOne:
     def __init__(self, backend: Backend, model: str, cache: DecisionCache | None = None, trace: Trace | None = None,
-                 max_concurrency: int = 1, pricing: Pricing | None = None):
+                 max_concurrency: int = 1, pricing: Pricing | None = None, sampler: Sampler | None = None):
+        """`sampler`: each decision drawn from the answer distribution (`locator.system_one.sampling`),
+        after the cache, which keeps the distribution."""
         if max_concurrency < 1:
             raise ValueError("system_one.max_concurrency must be >= 1")
         self.backend = backend
@@ -65,6 +68,7 @@ class SystemOne:
         self.trace = trace
         self.max_concurrency = max_concurrency
         self.pricing = pricing or Pricing()
+        self.sampler = sampler
         self._lock = threading.Lock()
         self._totals = UsageTotals()
         self._in_flight = 0
@@ -131,10 +135,14 @@ class SystemOne:
                     cache_misses=1 if self.cache is not None else 0, model_wall_time_ms=wall_ms,
                 )
             )
+        sampled = {}
+        if self.sampler is not None:
+            sampled = {"drawn_from": {k: a.model_dump(mode="json") for k, a in response.answers.items()}}
+            response = self.sampler.draw(key, response)
         self._emit(
             EventKind.ANSWER, key=key, cached=cached is not None, model=response.model,
             answers={k: a.model_dump(mode="json") for k, a in response.answers.items()},
-            usage=response.usage.model_dump(mode="json"),
+            usage=response.usage.model_dump(mode="json"), **sampled,
         )
         return response
 

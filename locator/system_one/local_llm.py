@@ -28,20 +28,16 @@ import importlib.metadata as metadata
 import importlib.util
 import json
 import math
-import string
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from locator.files import write_atomically
 from locator.system_one.events import notify
 from locator.system_one.lexical import MissingTaskTextError
-from locator.system_one.wire import (
-    Answer, ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, Request, Response, ScoreAnswer, Usage,
-)
+from locator.system_one.prompting import Prompts, answer_question, check_choice_orders
+from locator.system_one.wire import Answer, Question, Request, Response, Usage
 
-LETTERS = string.ascii_uppercase
 INSTALL = "pip install -e '.[llm]'"
 _MODELS: dict[tuple[str, str, int], tuple[Any, Any]] = {}  # (converted folder, device, threads) -> (tokenizer, model)
 _MODELS_LOCK = threading.Lock()
@@ -49,22 +45,6 @@ _MODELS_LOCK = threading.Lock()
 
 class LocalModelError(RuntimeError):
     """The local model cannot answer as configured: missing extra or file, wrong hash, bad labels."""
-
-
-@dataclass(frozen=True)
-class Prompts:
-    """The templates that turn a question into the model's input (YAML: part of the identity)."""
-
-    system: str
-    user: str  # {task}, {instructions}, {criteria}, {content}, {ask}
-    noul: str  # the closing ask of a noul question
-    choice: str  # {options}
-    score: str  # {levels}
-    option: str  # {label}, {text}
-    level: str  # {label}, {text}
-    labels_true: str
-    labels_false: str
-    truncation: str  # {tokens}
 
 
 def _chunks_of(packages: list[str]) -> list[Path]:
@@ -143,10 +123,10 @@ class LocalLLMBackend:
         self.threads = threads
         self.max_prompt_tokens = max_prompt_tokens
         self.temperature = float(temperature)
-        if choice_orders not in (1, 2):
-            raise LocalModelError(f"system_one.backend.choice_orders must be 1 (as listed) or 2 (and reversed), "
-                                  f"got {choice_orders!r}")
-        self.choice_orders = choice_orders
+        try:
+            self.choice_orders = check_choice_orders(choice_orders)
+        except ValueError as exc:
+            raise LocalModelError(str(exc)) from None
         self.prompts = Prompts(**prompts)
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None
@@ -222,34 +202,9 @@ class LocalLLMBackend:
 
     # --- prompts ---------------------------------------------------------------------------------------
 
-    def _render(self, task: str, question: Question, order: list[str] | None = None) -> tuple[str, list[str]]:
-        """The chat messages' user text and the answer labels; a choice's options are listed in `order`
-        (option keys), each label standing for the option at its place."""
-        p = self.prompts
-        if question.type == "noul":
-            ask, labels = p.noul, []
-        elif question.type == "choice":
-            options = question.options()
-            if len(options) > len(LETTERS):
-                raise InvalidAnswerError(f"local_llm: at most {len(LETTERS)} options per choice, got {len(options)}")
-            order = order or list(options)
-            labels = list(LETTERS[: len(options)])
-            ask = p.choice.format(options="\n".join(p.option.format(label=label, text=options[key])
-                                                   for label, key in zip(labels, order)))
-        else:
-            levels = list(question.criteria or [])
-            if len(levels) > 10:
-                raise InvalidAnswerError(f"local_llm: at most 10 score levels, got {len(levels)}")
-            labels = [str(i) for i in range(len(levels))]
-            ask = p.score.format(levels="\n".join(p.level.format(label=label, text=text)
-                                                 for label, text in zip(labels, levels)))
-        criteria = question.criteria if isinstance(question.criteria, str) else ""
-        return p.user.format(task=task, instructions=question.instructions, criteria=criteria,
-                             content=question.content or "", ask=ask), labels
-
     def _tokens(self, tokenizer, task: str, question: Question,
                 order: list[str] | None = None) -> tuple[list[int], list[str], bool]:
-        user, labels = self._render(task, question, order)
+        user, labels = self.prompts.render(task, question, order)
         ids = self._chat(tokenizer, user)
         if len(ids) <= self.max_prompt_tokens:
             return ids, labels, False
@@ -261,11 +216,11 @@ class LocalLLMBackend:
         keep = (len(content) - excess) // 2
         cut = tokenizer.decode(content[:keep]) + self.prompts.truncation.format(tokens=excess) + \
             tokenizer.decode(content[len(content) - keep:])
-        return self._chat(tokenizer, self._render(task, question.model_copy(update={"content": cut}), order)[0]), labels, True
+        shortened = question.model_copy(update={"content": cut})
+        return self._chat(tokenizer, self.prompts.render(task, shortened, order)[0]), labels, True
 
     def _chat(self, tokenizer, user: str) -> list[int]:
-        messages = [{"role": "system", "content": self.prompts.system}, {"role": "user", "content": user}]
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        text = tokenizer.apply_chat_template(self.prompts.messages(user), tokenize=False, add_generation_prompt=True)
         return tokenizer.encode(text, add_special_tokens=False)
 
     # --- the model -------------------------------------------------------------------------------------
@@ -318,25 +273,7 @@ class LocalLLMBackend:
 
     def _answer_one(self, task: str, question: Question) -> tuple[Answer, int]:
         tokenizer, _ = self._load()
-        if question.type == "noul":
-            (p_true, _), tokens = self._read(tokenizer, task, question)
-            return NoulAnswer(noul=round(p_true, 6)), tokens
-        if question.type == "score":
-            probs, tokens = self._read(tokenizer, task, question)
-            return ScoreAnswer(probabilities=[round(p, 6) for p in probs]), tokens
-        # A small model prefers the first letter whatever it stands for (measured: "stop", listed first,
-        # won all 8 files of a demo task). Each order in `choice_orders` lists the options once; the
-        # distributions are averaged per option, so no option gains from its place in the list.
-        keys = list(question.options())
-        totals, tokens = dict.fromkeys(keys, 0.0), 0
-        orders = [keys, keys[::-1]][: self.choice_orders]
-        for order in orders:
-            probs, n = self._read(tokenizer, task, question, order)
-            tokens += n
-            for key, p in zip(order, probs):
-                totals[key] += p / len(orders)
-        best = max(range(len(keys)), key=lambda i: (totals[keys[i]], -i))
-        return ChoiceAnswer(choice=keys[best], probabilities={k: round(totals[k], 6) for k in keys}), tokens
+        return answer_question(question, lambda q, order: self._read(tokenizer, task, q, order), self.choice_orders)
 
     def answer(self, request: Request) -> Response:
         task = request.state.get("task")
@@ -344,5 +281,7 @@ class LocalLLMBackend:
             raise MissingTaskTextError("local_llm System One needs the task text in state['task']")
         with self._lock:  # one model, one cache: questions are answered in order
             results = {key: self._answer_one(task, q) for key, q in request.questions.items()}
-        usage = Usage(input_tokens=sum(n for _, n in results.values()), output_tokens=len(results))
+        # one next token read per rendering: a choice asked in two orders is two
+        readings = sum(self.choice_orders if q.type == "choice" else 1 for q in request.questions.values())
+        usage = Usage(input_tokens=sum(n for _, n in results.values()), output_tokens=readings)
         return Response(model=self.model, answers={k: a for k, (a, _) in results.items()}, usage=usage)

@@ -1,16 +1,22 @@
 """`system_one=openai_logprobs`: System One over any OpenAI-compatible chat endpoint (vLLM,
 llama.cpp server, Ollama, hosted).
 
-Each question becomes one single-token chat completion with top logprobs: noul = P(true) over the
-true/false tokens, choice = the distribution over option letters, score = the distribution over
-level digits. A request's questions are sent concurrently. An answer whose top logprobs hold none
-of the expected tokens is an error, never a default.
+Each question becomes one single-token chat completion with top logprobs, rendered by the same
+templates (`conf/system_one/prompts/`) and read the same way as `local_llm` (`prompting`): noul =
+P(true) over the true/false spellings, choice = the distribution over option letters (averaged over
+`choice_orders` listings), score = the distribution over level digits. A request's questions are
+sent concurrently. An answer whose top logprobs hold none of the expected tokens is an error (the
+endpoint returns no logprobs, or the model answers off the labels), never a default.
+
+Unlike `local_llm`, nothing is truncated here: the endpoint has the model's tokenizer, not loclab;
+a prompt over its context is the server's 4xx, and the task fails closed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-import string
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -19,23 +25,8 @@ import httpx
 from locator.system_one.lexical import MissingTaskTextError
 from locator.redact import redact
 from locator.system_one.transport import RetryPolicy, bearer_headers, post_json
-from locator.system_one.wire import (
-    Answer, ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, Request, Response, ScoreAnswer, Usage,
-)
-
-SYSTEM_PROMPT = "You are a fast, careful judge for code localization. Answer with exactly one token."
-_LETTERS = string.ascii_uppercase
-
-
-def _prompt(task: str, question: Question, tail: str) -> str:
-    parts = [f"Task:\n{task}", f"Question: {question.instructions}"]
-    if isinstance(question.criteria, str):
-        parts.append(question.criteria)
-    if question.content:
-        parts.append(f"Content:\n{question.content}")
-    parts.append(tail)
-    return "\n\n".join(parts)
-
+from locator.system_one.prompting import Prompts, answer_question, check_choice_orders
+from locator.system_one.wire import Answer, InvalidAnswerError, Question, Request, Response, Usage
 
 def _top_logprobs(body: dict[str, Any]) -> dict[str, float]:
     """Probability mass per normalized token (stripped, lower-cased) of the first generated token."""
@@ -51,34 +42,39 @@ def _top_logprobs(body: dict[str, Any]) -> dict[str, float]:
     return mass
 
 
-def _distribution(mass: dict[str, float], labels: list[str], what: str) -> list[float]:
-    weights = [mass.get(label.lower(), 0.0) for label in labels]
+def _distribution(mass: dict[str, float], groups: list[list[str]]) -> list[float]:
+    weights = [sum(mass.get(label.lower(), 0.0) for label in set(group)) for group in groups]
     total = sum(weights)
     if total == 0:
-        raise InvalidAnswerError(f"none of the {what} {labels} is among the model's top logprobs: {sorted(mass)[:10]}")
+        raise InvalidAnswerError(f"none of the answer labels {groups} is among the model's top logprobs: "
+                                 f"{sorted(mass)[:10]}")
     return [w / total for w in weights]
 
 
 class OpenAILogprobsBackend:
     def __init__(self, *, base_url: str, model: str, api_key_env: str | None, top_logprobs: int,
                  parallel_questions: int, timeout_s: float, max_attempts: int, backoff_initial_s: float,
-                 backoff_max_s: float, max_connections: int):
+                 backoff_max_s: float, max_connections: int, prompts: dict[str, str], choice_orders: int):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key_env = api_key_env
         self.top_logprobs = top_logprobs
+        self.prompts = Prompts(**prompts)
+        self.choice_orders = check_choice_orders(choice_orders)
         self.parallel_questions = max(1, parallel_questions)
         self.policy = RetryPolicy(max_attempts, backoff_initial_s, backoff_max_s, timeout_s)
         self._client = httpx.Client(limits=httpx.Limits(max_connections=max_connections))
 
     @property
     def identity(self) -> str:
-        return f"openai_logprobs:{redact(self.url)}:{self.model}:top_logprobs={self.top_logprobs}"
+        prompts = hashlib.sha256(json.dumps(self.prompts.__dict__, sort_keys=True).encode()).hexdigest()[:16]
+        return (f"openai_logprobs:{redact(self.url)}:{self.model}:top_logprobs={self.top_logprobs}:prompts={prompts}"
+                f":choice_orders={self.choice_orders}")
 
-    def _complete(self, prompt: str) -> tuple[dict[str, float], int, int]:
+    def _complete(self, user: str) -> tuple[dict[str, float], int, int]:
         payload = {
             "model": self.model,
-            "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
+            "messages": self.prompts.messages(user),
             "max_tokens": 1,
             "temperature": 0,
             "logprobs": True,
@@ -88,28 +84,13 @@ class OpenAILogprobsBackend:
         usage = body.get("usage") or {}
         return _top_logprobs(body), int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
 
-    def _answer_one(self, task: str, question: Question) -> tuple[Answer, int, int]:
-        if question.type == "noul":
-            mass, tin, tout = self._complete(_prompt(task, question, "Is the statement true for this item? Answer true or false."))
-            p_true, _ = _distribution(mass, ["true", "false"], "answers")
-            return NoulAnswer(noul=round(p_true, 6)), tin, tout
-        if question.type == "choice":
-            options = list(question.options())
-            if len(options) > len(_LETTERS):
-                raise InvalidAnswerError(f"openai_logprobs: at most {len(_LETTERS)} options per choice, got {len(options)}")
-            labels = list(_LETTERS[: len(options)])
-            listing = "\n".join(f"{label}. {question.options()[key]}" for label, key in zip(labels, options))
-            mass, tin, tout = self._complete(_prompt(task, question, f"Options:\n{listing}\n\nAnswer with the letter of the best option."))
-            probs = _distribution(mass, labels, "option letters")
-            best = max(range(len(options)), key=lambda i: (probs[i], -i))
-            return ChoiceAnswer(choice=options[best], probabilities={k: round(p, 6) for k, p in zip(options, probs)}), tin, tout
-        levels = list(question.criteria or [])
-        if len(levels) > 10:
-            raise InvalidAnswerError(f"openai_logprobs: at most 10 score levels, got {len(levels)}")
-        listing = "\n".join(f"{i}. {level}" for i, level in enumerate(levels))
-        mass, tin, tout = self._complete(_prompt(task, question, f"Levels:\n{listing}\n\nAnswer with the level's digit."))
-        probs = _distribution(mass, [str(i) for i in range(len(levels))], "level digits")
-        return ScoreAnswer(probabilities=[round(p, 6) for p in probs]), tin, tout
+    def _read(self, task: str, question: Question, order: list[str] | None) -> tuple[list[float], int]:
+        user, labels = self.prompts.render(task, question, order)
+        mass, tokens_in, _ = self._complete(user)
+        return _distribution(mass, self.prompts.label_groups(question, labels)), tokens_in
+
+    def _answer_one(self, task: str, question: Question) -> tuple[Answer, int]:
+        return answer_question(question, lambda q, order: self._read(task, q, order), self.choice_orders)
 
     def answer(self, request: Request) -> Response:
         task = request.state.get("task")
@@ -118,6 +99,8 @@ class OpenAILogprobsBackend:
         keys = list(request.questions)
         with ThreadPoolExecutor(max_workers=min(self.parallel_questions, len(keys))) as pool:
             results = list(pool.map(lambda k: self._answer_one(task, request.questions[k]), keys))
-        answers = {k: answer for k, (answer, _, _) in zip(keys, results)}
-        usage = Usage(input_tokens=sum(r[1] for r in results), output_tokens=sum(r[2] for r in results))
+        answers = {k: answer for k, (answer, _) in zip(keys, results)}
+        # one generated token per chat call: a choice asked in two orders is two calls
+        calls = sum(self.choice_orders if request.questions[k].type == "choice" else 1 for k in keys)
+        usage = Usage(input_tokens=sum(tokens for _, tokens in results), output_tokens=calls)
         return Response(model=self.model, answers=answers, usage=usage)

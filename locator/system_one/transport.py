@@ -8,14 +8,13 @@ own message. The API key is sent as a bearer header and never appears in errors 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from locator.redact import redact
+from locator.redact import redact, secret_from_env
 from locator.system_one.events import notify
 
 TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -49,7 +48,7 @@ class RetryPolicy:
 def bearer_headers(api_key_env: str | None) -> dict[str, str]:
     if not api_key_env:
         return {}
-    key = os.environ.get(api_key_env)
+    key = secret_from_env(api_key_env)
     if not key:
         raise SystemOneUnavailableError(f"System One API key: environment variable {api_key_env} is not set")
     return {"Authorization": f"Bearer {key}"}

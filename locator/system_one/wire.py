@@ -72,6 +72,27 @@ class Response(Record):
     usage: Usage
 
 
+class GenerationRequest(Record):
+    """Free text from a backend that can generate (local_llm, openai_logprobs): for locators whose
+    peer prompts a model for text (Agentless-style) and for the blind quality review. Not part of
+    the decision contract: a System One that only scores (lexical, loclab's http server) refuses it."""
+
+    model: str
+    messages: list[dict[str, str]]  # chat messages: role + content
+    max_tokens: int = Field(ge=1)
+
+
+class Generation(Record):
+    model: str
+    text: str
+    usage: Usage
+    truncated_prompt: bool = False  # the prompt was cut to fit the model's context (the backend says how)
+
+
+class GenerationUnsupportedError(TypeError):
+    """The configured backend cannot generate text; the message names the backends that can."""
+
+
 class InvalidAnswerError(ValueError):
     """A backend answered something the contract does not allow; never replaced by a default."""
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import textwrap
 
@@ -21,10 +22,11 @@ from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.system_one.client import SystemOne
 from locator.trace import Trace
+from locator.system_one.snapshot import SnapshotBackend, read_snapshot
 from tests.configs import backend
 from tests.conftest import write_tree
 from tests.experiments.cli import Workspace
-from tests.locator.configured import TASK, TREE, configured_locators, unaudited
+from tests.locator.configured import TASK, TREE, configured_locators, system_one_for, unaudited
 
 
 def _loaded_loclab_modules() -> set[str]:
@@ -39,7 +41,13 @@ def test_every_module_a_locator_loads_is_in_its_results_identity(tmp_path):
     path; every loclab module it then loads must be in the code identity of its config."""
     root = write_tree(tmp_path / "subject", TREE)
     import experiments.production  # noqa: F401  the baseline every job has
-    answers = backend("lexical")  # System One's own code is bound by its identity (the tests below)
+    # System One's own code is bound by its identity (the tests below). A forked child must not run
+    # torch (its thread pool does not survive fork), nor may this process import the locator before
+    # forking: a locator that generates asks the local model in a subprocess, and its child replays
+    # those generations from their snapshot.
+    recorded = {name: _recorded_generations(name, overrides, root, tmp_path)
+                for name, overrides in configured_locators(tmp_path) if system_one_for(name)[0] != "lexical"}
+    lexical = backend("lexical")
 
     checked = []
     for name, overrides in configured_locators(tmp_path):
@@ -51,7 +59,8 @@ def test_every_module_a_locator_loads_is_in_its_results_identity(tmp_path):
             os.close(read)
             try:
                 configured = build("locator", *overrides)
-                localize(configured, TASK, RepositoryView(root), SystemOne(answers, "loclab-lexical"), Trace())
+                answers = recorded.get(name) or lexical
+                localize(configured, TASK, RepositoryView(root), SystemOne(answers, "m"), Trace())
                 report = {"loaded": sorted(_loaded_loclab_modules() - before)}
             except BaseException as exc:  # noqa: BLE001 - reported to the parent, never raised in a fork
                 report = {"error": f"{type(exc).__name__}: {exc}"}
@@ -67,6 +76,33 @@ def test_every_module_a_locator_loads_is_in_its_results_identity(tmp_path):
         assert not outside, f"{name} ran loclab code its results' address does not cover: {sorted(outside)}"
         checked.append(name)
     assert not unaudited(checked)
+
+
+_RECORD = """
+import sys
+from experiments.config import build
+from locator.repository import RepositoryView
+from locator.runtime import localize
+from locator.system_one.client import SystemOne
+from locator.system_one.snapshot import decisions_from_trace, write_snapshot
+from locator.trace import Trace
+from tests.configs import backend
+from tests.locator.configured import TASK
+live = backend(sys.argv[1])
+trace = Trace()
+localize(build("locator", *sys.argv[4:]), TASK, RepositoryView(sys.argv[2]), SystemOne(live, "m"), trace)
+open(sys.argv[3], "w").write(live.identity + "\\n" + write_snapshot(decisions_from_trace(trace.events, live.identity, "t")))
+"""
+
+
+def _recorded_generations(name: str, overrides: list[str], root, tmp_path) -> SnapshotBackend:
+    out = tmp_path / f"{name.replace(' ', '_')}.snapshot"
+    subprocess.run([sys.executable, "-c", _RECORD, system_one_for(name)[0], str(root), str(out), *overrides],
+                   cwd=PROJECT_ROOT, check=True)
+    identity, _, rows = out.read_text().partition("\n")
+    snapshot = tmp_path / "decisions.jsonl"
+    snapshot.write_text(rows)
+    return SnapshotBackend(read_snapshot(snapshot), identity)
 
 
 def test_the_closure_follows_every_import_and_stays_off_scoring():

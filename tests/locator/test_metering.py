@@ -31,7 +31,7 @@ from locator.system_one.client import SystemOne
 from locator.trace import EventKind, Trace
 from tests.configs import backend
 from tests.conftest import write_tree
-from tests.locator.configured import SOURCE, TASK, TREE, configured_locators, unaudited
+from tests.locator.configured import SOURCE, TASK, TREE, configured_locators, system_one_for, unaudited
 
 LOCATOR_DIR = Path(__file__).resolve().parents[2] / "locator"
 
@@ -135,7 +135,8 @@ def test_every_configured_locator_reads_only_through_the_metered_context(tmp_pat
     checked = []
     for name, overrides in configured_locators(tmp_path):
         configured = build("locator", *overrides)
-        result, trace, view, violations = audited_localize(configured, root, SystemOne(backend("lexical"), "loclab-lexical"))
+        result, trace, view, violations = audited_localize(configured, root, SystemOne(backend(system_one_for(name)[0]),
+                                                                                     system_one_for(name)[1]))
         assert violations == [], f"{name} reached the subject outside its metered context: {violations}"
         traced = sum(e.data["lines"] for e in trace.events if e.kind == EventKind.READ)
         assert traced == view.counters().lines, f"{name}: traced {traced} lines, metered {view.counters().lines}"

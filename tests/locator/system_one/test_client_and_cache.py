@@ -11,6 +11,7 @@ from locator.system_one.wire import (
 from locator.trace import EventKind, Trace
 from tests.configs import backend as compose_backend
 from tests.configs import locator as compose_locator
+from tests.locator.configured import has_llm_extra
 
 STATE = {"task": "parse_wheel_filename rejects names"}
 QUESTIONS = {"q": Question(type="noul", instructions="i", criteria="packaging/utils.py")}
@@ -120,3 +121,15 @@ def test_price_table_gives_billed_and_logical_cost(tmp_path):
     assert first.physical.usd == first.usd and second.physical.usd == 0 and second.usd == first.usd
     unpriced = localize(locator, task, RepositoryView(tmp_path), SystemOne(compose_backend("lexical"), "m"), Trace())
     assert unpriced.cost.usd is None and unpriced.cost.physical.usd is None
+
+
+@pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: pip install -e '.[llm]'")
+def test_a_generation_is_cached_metered_and_traced_like_a_decision(tmp_path):
+    trace = Trace()
+    client = SystemOne(compose_backend("local_llm"), "qwen", cache=DecisionCache(tmp_path / "c.sqlite"), trace=trace)
+    messages = [{"role": "user", "content": "Name one Python keyword."}]
+    first, second = client.generate(messages, 4), client.generate(messages, 4)
+    assert first == second and first.text and first.usage.output_tokens <= 4
+    totals = client.totals()
+    assert (totals.logical_calls, totals.physical_calls, totals.cache_hits) == (2, 1, 1)
+    assert [e.data["cached"] for e in trace.events if e.kind == "answer"] == [False, True]

@@ -1,0 +1,29 @@
+"""The blind review and the Agentless-style baseline in one real Hydra sweep with the local model,
+logged to MLflow beside the localization metrics."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.experiments.cli import Workspace
+from tests.locator.configured import has_llm_extra
+
+pytestmark = pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: pip install -e '.[llm]'")
+
+
+def test_a_sweep_of_agentless_style_and_bm25_is_reviewed_blind(tmp_path, subject_cache):
+    ws = Workspace(tmp_path / "ws", subject_cache)
+    proc = ws.run("experiments.run", "locator=agentless_style,bm25", "system_one=local_llm", "review=blind",
+                  "review.max_tokens=48", "tasks=[demo-click-001]", multirun=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = ws.jobs()
+    assert sorted(j.data.tags["loclab.locator"] for j in jobs) == ["agentless_style", "bm25"]
+    for job in jobs:
+        assert job.info.status == "FINISHED" and job.data.metrics["tasks/ok"] == 1
+        assert "review/review_rejected" in job.data.metrics  # a review, or a rejection counted, never a default
+        assert job.data.tags["loclab.reviewer"].startswith("local_llm:qwen2.5-coder-0.5b")
+        assert "quality/file_acc_all_at_5" in job.data.metrics
+    [record] = [json.loads(p.read_text()) for p in ws.root.rglob("review.json") if "agentless_style" in str(p)]
+    assert record["text"] and ("review" in record) != ("rejected" in record)

@@ -6,6 +6,7 @@ to the exact task set; a manifest whose rows do not match its header fails to lo
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from pathlib import Path
@@ -155,7 +156,7 @@ class Manifest(Record):
                split: str | None = None) -> list[ManifestRow]:
         """The tasks to run; never empty (an empty selection is an error, not a job that scores nothing)."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise ManifestError(f"limit must be a positive number of tasks (or null for all), got {limit!r}")
+            raise ManifestError(f"setting limit: a positive number of tasks (or null for all), got {limit!r}")
         if not self.rows:
             raise ManifestError(f"{self.source}: the manifest holds no task")
         rows = self.rows
@@ -167,7 +168,9 @@ class Manifest(Record):
             known = {r.task.id for r in rows}
             unknown = sorted(set(task_ids) - known)
             if unknown:
-                raise ManifestError(f"{self.source}: unknown task ids {unknown}")
+                hints = [f"{t} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(t, known, n=1)) else t
+                         for t in unknown]
+                raise ManifestError(f"{self.source}: setting tasks: unknown task ids {', '.join(hints)}")
             rows = [r for r in rows if r.task.id in set(task_ids)]
         return rows[:limit] if limit is not None else rows
 
@@ -213,10 +216,11 @@ def _json_line(path: Path, lineno: int, line: str) -> dict:
     return value
 
 
-def load_manifest(path: str | Path, verify_hash: bool = True) -> Manifest:
+def load_manifest(path: str | Path, verify_hash: bool = True, path_setting: str = "dataset.loader.path") -> Manifest:
+    """`path_setting`: what sets the path (named when the file is not there)."""
     path = Path(path)
     if not path.is_file():
-        raise ManifestError(f"{path}: dataset file not found")
+        raise ManifestError(f"{path}: dataset file not found (set {path_setting})")
     lines = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
     if not lines:
         raise ManifestError(f"{path}: empty manifest")

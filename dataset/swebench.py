@@ -52,9 +52,9 @@ class SweBenchRow(BaseModel):
     gold_file_sha256: dict[str, str] | None = None
 
 
-def _raw_rows(path: Path) -> list[tuple[int, dict]]:
+def _raw_rows(path: Path, path_setting: str) -> list[tuple[int, dict]]:
     if not path.is_file():
-        raise ManifestError(f"{path}: dataset file not found (set the dataset path or its env var)")
+        raise ManifestError(f"{path}: dataset file not found (set {path_setting})")
     if path.suffix == ".parquet":
         try:
             frame = pd.read_parquet(path)
@@ -151,13 +151,14 @@ def _to_manifest_row(row: SweBenchRow, git: GitSources, where: str) -> ManifestR
 
 
 def load_swebench(path: str | Path | None, name: str, version: str, description: str, git_mirrors: str | None,
-                  clone_url: str | None, cache_dir: str | Path) -> Manifest:
+                  clone_url: str | None, cache_dir: str | Path, path_setting: str = "dataset.loader.path") -> Manifest:
+    """`path_setting`: what sets the rows file (the env var and the key), named when it is missing."""
     if path is None:
-        raise ManifestError(f"dataset {name}: no rows file: set LOCLAB_SWEBENCH_ROWS or dataset.loader.path")
+        raise ManifestError(f"dataset {name}: no rows file: set {path_setting}")
     path = Path(path)
     git = GitSources(git_mirrors, clone_url, cache_dir)
     rows = []
-    for lineno, raw in _raw_rows(path):
+    for lineno, raw in _raw_rows(path, path_setting):
         where = f"{path}:{lineno}"
         try:
             parsed = SweBenchRow.model_validate(raw)

@@ -90,12 +90,13 @@ def extract_trace(problem_statement: str, max_bytes: int) -> ExtractedTrace | No
 
 
 def load_swebench_traces(path: str | Path, name: str, version: str, description: str, max_trace_bytes: int,
-                         git_mirrors: str | None, clone_url: str | None, cache_dir: str | Path) -> Manifest:
+                         git_mirrors: str | None, clone_url: str | None, cache_dir: str | Path,
+                         path_setting: str = "dataset.loader.path") -> Manifest:
     """The SWE-bench rows whose problem statement carries failure output, the trace as the task text
     (subjects resolved as `load_swebench` does)."""
     if max_trace_bytes < 1:
         raise ManifestError(f"dataset {name}: max_trace_bytes must be >= 1, got {max_trace_bytes}")
-    source = load_swebench(path, name, version, description, git_mirrors, clone_url, cache_dir)
+    source = load_swebench(path, name, version, description, git_mirrors, clone_url, cache_dir, path_setting)
     rows = []
     for row in source.rows:
         trace = extract_trace(row.task.text, max_trace_bytes)

@@ -175,7 +175,8 @@ def shared_tasks(arms: list[Arm]) -> pd.Index:
         shared = shared.intersection(frame.index)
     if len(shared) == 0:
         raise AnalysisError("the runs share no completed task: " + ", ".join(
-            f"{arm.label}: {len(frame)} tasks" for arm, frame in zip(arms, frames)))
+            f"{arm.label}: {len(frame)} tasks" for arm, frame in zip(arms, frames))
+            + "; name runs of the same task set (run ids, or --runs NAME ... with the names the MLflow UI shows)")
     return shared.sort_values()
 
 

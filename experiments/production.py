@@ -29,7 +29,7 @@ from locator.system_one.backend import Backend
 from locator.system_one.cache import DecisionCache
 from locator.system_one.client import Pricing, SystemOne
 from locator.system_one.sampling import Sampler
-from locator.trace import Trace
+from locator.trace import Trace, read_trace
 
 RESULT_FILE = "localization-result.json"
 TRACE_FILE = "trace.jsonl"
@@ -124,13 +124,17 @@ class Producer:
         (with a warning) when localizing, and an error naming the file when only scoring."""
         if not path.is_file() or (self.cfg.force and localize_missing):
             return None
+        trace = path.parent / TRACE_FILE
         try:
             result = LocalizationResult.read(path)
+            if trace.is_file():  # the trace beside it is part of the result (its decisions, the MLflow trace)
+                read_trace(trace)
         except (ValidationError, ValueError, OSError) as exc:
+            broken = trace if isinstance(exc, (ValidationError, ValueError)) and _readable(path) else path
             if not localize_missing:
-                raise StaleResultError(f"{path}: saved result is unreadable ({type(exc).__name__}); "
+                raise StaleResultError(f"{broken}: saved result is unreadable ({type(exc).__name__}); "
                                        "rebuild it with experiments.run force=true") from None
-            warnings.warn(f"{path}: saved result is unreadable ({type(exc).__name__}); localizing again", stacklevel=2)
+            warnings.warn(f"{broken}: saved result is unreadable ({type(exc).__name__}); localizing again", stacklevel=2)
             return None
         if result.provenance is None or result.provenance.run_key != self.run_key:
             found = result.provenance.run_key if result.provenance else "none"
@@ -154,6 +158,14 @@ class Producer:
         trace.write(out_dir / TRACE_FILE)
         result.write(out_dir / RESULT_FILE)
         return result
+
+
+def _readable(path: Path) -> bool:
+    try:
+        LocalizationResult.read(path)
+    except (ValidationError, ValueError, OSError):
+        return False
+    return True
 
 
 def job_code(cfg: DictConfig, uses_system_one: bool) -> CodeIdentity:

@@ -59,8 +59,14 @@ def differences(recorded: Any, replayed: Any, where: str = "") -> list[str]:
 
 
 def replay(args: argparse.Namespace) -> int:
+    """The replay in a temporary folder that is removed when it ends (the recorded run's artifacts,
+    and the replayed results unless --results-dir keeps them elsewhere)."""
+    with tempfile.TemporaryDirectory(prefix="loclab-replay-") as work:
+        return _replay(args, Path(work))
+
+
+def _replay(args: argparse.Namespace, work: Path) -> int:
     client = open_store(args)
-    work = Path(tempfile.mkdtemp(prefix="loclab-replay-"))
     record = open_record(client, find_runs(client, args.experiment, args.run)[0], work)
     tags, run_id, run = record.tags, record.run_id, record.run
     recorded_code = tags.get("loclab.code_identity")
@@ -90,7 +96,8 @@ def replay(args: argparse.Namespace) -> int:
     job = Job(cfg, manifest, tags["loclab.locator"], backend=SnapshotBackend(decisions, identity))
     rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
     print(f"replaying run {run_id} ({run.info.run_name}): {len(rows)} tasks x {cfg.repeats} repeats, "
-          f"{len(decisions)} recorded decisions, into {results_dir}"
+          f"{len(decisions)} recorded decisions, into "
+          + (str(results_dir) if args.results_dir else "a temporary folder (removed after; --results-dir keeps them)")
           + (f"\ncode changed: recorded {str(recorded_code)[:12]} → this build {current_code[:12]}" if code_change else "")
           + (f"\nconfig changed: {' '.join(args.overrides)}" if args.overrides else ""))
     # a changed build or config changes the results address by design: reported once, not per task
@@ -132,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("overrides", nargs="*", help="key=value changes to the recorded config")
     parser.add_argument("--allow-code-change", action="store_true",
                         help="replay on this build although the code differs; report per-task differences")
-    parser.add_argument("--results-dir", help="where the replayed results go (default: a fresh temporary folder)")
+    parser.add_argument("--results-dir", help="where the replayed results go (default: a temporary folder, removed after)")
     parser.add_argument("--dataset", help="dataset whose experiment holds the run (for a run name)")
     parser.add_argument("--experiment", help="MLflow experiment of the run (for a run name)")
     parser.add_argument("--db", help="MLflow SQLite file (default: as the runner)")

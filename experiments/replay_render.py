@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore, source_reader
@@ -93,17 +94,27 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print(f"error: --versions takes {', '.join(v.value for v in RenderVersion)}; got {args.versions!r}", file=sys.stderr)
         return 2
+    if args.cap_tokens is not None and args.cap_tokens < 1:
+        print(f"error: --cap-tokens is a positive number of tokens, got {args.cap_tokens}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="loclab-replay-render-") as work:
+        return _render_again(args, versions, Path(work))
+
+
+def _render_again(args: argparse.Namespace, versions: list[RenderVersion], work: Path) -> int:
     try:
         client = open_store(args)
-        record = open_record(client, find_runs(client, args.experiment, args.run)[0],
-                             Path(tempfile.mkdtemp(prefix="loclab-replay-render-")))
-        cfg = record.config([f"render.cap_tokens={args.cap_tokens}"] if args.cap_tokens else [])
+        record = open_record(client, find_runs(client, args.experiment, args.run)[0], work)
+        cfg = record.config([f"render.cap_tokens={args.cap_tokens}"] if args.cap_tokens is not None else [])
         manifest = record.manifest(cfg)
         stored = record.results_dir()
+        base = instantiate(cfg.render)
     except (AnalysisError, RecordError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    base = instantiate(cfg.render)
+    except InstantiationException as exc:  # the render settings refused the cap: say which and why
+        print(f"error: render settings with --cap-tokens {args.cap_tokens}: {exc.__cause__ or exc}", file=sys.stderr)
+        return 2
     settings = {v: base.model_copy(update={"version": v}) for v in versions}
     store = SubjectStore(cfg.paths.cache_dir, Path(manifest.source).parent)
     tallies = {v: Tally() for v in versions}

@@ -33,6 +33,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from experiments.mlflow_traces import log_task_trace
+from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.report import headline_figure, job_description, per_task_frame, print_summary
@@ -41,7 +42,11 @@ from experiments.tracking import (
     PARENT_RUN_ENV, PARENT_TAG, ci_key, close_stale_runs, ensure_experiment, finished_job, flatten, job_run_name,
     metric_key, ui_command,
 )
+from dataset.manifest import ManifestError
 from locator.hashing import blake3_hex, canonical_json
+from locator.imported import ImportedResultError
+from locator.system_one.local_llm import LocalModelError
+from locator.system_one.wire import GenerationUnsupportedError
 from locator.redact import redact
 from locator.result import LocalizationResult
 from locator.system_one.snapshot import decisions_from_trace, write_snapshot
@@ -53,6 +58,7 @@ register_resolvers()
 PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "review", "repeats", "force", "limit", "tasks", "split",
                 "allow_failed_tasks", "concurrency", "sampling")
 EXIT_TASKS_FAILED = 3
+EXIT_BAD_INPUT = 2  # as argparse: the command was given something it cannot run
 DECISIONS_ARTIFACT = "decisions.jsonl"  # the System One answers the run used (`experiments.replay`)
 HYDRA_ARTIFACTS = "hydra"  # the job's .hydra/: composed config, overrides, Hydra's own config
 
@@ -69,6 +75,11 @@ class JobConfigError(ValueError):
 
 class TasksFailedError(RuntimeError):
     """Some task of the job failed: the job is FAILED (exit 3) unless allow_failed_tasks=true."""
+
+
+# Errors that mean the user's settings or data are wrong (each message names the file, row, field or
+# setting): a single job prints one line and exits 2 instead of a traceback.
+INPUT_ERRORS = (ManifestError, JobConfigError, ImportedResultError, LocalModelError, GenerationUnsupportedError)
 
 
 def _log_metrics(scores: dict[str, float | None]) -> None:
@@ -292,6 +303,8 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         if failed.status == "failed":
             print(f"FAILED {failed.task_id}/r{failed.repeat}: {failed.error}")
     if not os.environ.get(PARENT_RUN_ENV):  # a sweep prints it once, with its summary
+        run_id = mlflow.active_run().info.run_id
+        print(f"run id: {run_id}  (for experiments.repeatability, experiments.replay, experiments.compare)")
         print(f"MLflow UI: {ui_command(cfg.tracking)}")
     if counts["failed"]:
         mlflow.set_tag("loclab.tasks_failed", str(counts["failed"]))
@@ -380,6 +393,15 @@ def _link_tree(source: Path, target: Path) -> None:
                 shutil.copy2(path, destination)
 
 
+def _input_error(exc: BaseException) -> BaseException | None:
+    """The input error behind `exc`, also when Hydra's instantiate wrapped it (`raise … from`)."""
+    while exc is not None:
+        if isinstance(exc, INPUT_ERRORS):
+            return exc
+        exc = exc.__cause__
+    return None
+
+
 def run_or_exit(cfg: DictConfig, stage: Stage) -> None:
     """A single job whose tasks failed exits 3 (a script can tell it from a crash); in a sweep the
     job fails like any other so the sweep goes on and its parent run is FAILED."""
@@ -390,6 +412,12 @@ def run_or_exit(cfg: DictConfig, stage: Stage) -> None:
             raise
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(EXIT_TASKS_FAILED)
+    except Exception as exc:
+        cause = _input_error(exc)
+        if cause is None or HydraConfig.get().mode == RunMode.MULTIRUN:
+            raise
+        print(redact(f"error: {cause}"), file=sys.stderr)  # bad settings or data: one line; the run is FAILED
+        sys.exit(EXIT_BAD_INPUT)
     finally:
         gc.freeze()  # what the job leaves goes with the process: the collector's scan of it at exit took 0.6 s
 
@@ -400,4 +428,5 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
+    check_or_exit(sys.argv[1:])
     main()

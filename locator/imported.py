@@ -150,9 +150,13 @@ def _generic(item: dict, where: str) -> ImportedRow:
         if not isinstance(entry, dict) or "path" not in entry:
             raise ImportedResultError(f"{where}: field files[{i}]: expected an object with a path, got {entry!r}")
         path = _path(entry["path"], f"files[{i}].path", where)
+        given = [_range(r, f"files[{i}].ranges[{j}]", where)
+                 for j, r in enumerate(_as_list(entry.get("ranges"), f"files[{i}].ranges", where))]
+        if path in ranges:  # named twice: one file, ranked where first named, with the ranges of both
+            ranges[path] += [r for r in given if r not in ranges[path]]
+            continue
         files.append(path)
-        ranges[path] = [_range(r, f"files[{i}].ranges[{j}]", where)
-                        for j, r in enumerate(_as_list(entry.get("ranges"), f"files[{i}].ranges", where))]
+        ranges[path] = given
     return ImportedRow(where, files, ranges=ranges)
 
 
@@ -236,7 +240,10 @@ class ImportedLocator(Settings):
         try:
             lines = ctx.stat(path).line_count
         except UnknownFileError:
-            lines = 0
+            message = f"{where}: {path} is not a file of the subject: its {len(ranges)} ranges dropped"
+            warnings.warn(message, ImportedRangeWarning, stacklevel=2)
+            ctx.decide(stage="import", warning=message)
+            return []
         kept = []
         for start, end in ranges:
             if start > lines or end > lines:

@@ -4,6 +4,7 @@ real jobs into a real MLflow store, read back by the real commands."""
 from __future__ import annotations
 
 import json
+import tempfile
 
 import pandas as pd
 import pytest
@@ -122,3 +123,23 @@ def test_the_render_stage_sweeps_the_cap_on_saved_results(recorded):
     assert {"claims_complete", "trimmed_notes", "wanted_lines_sent", "pointer_entries"} <= set(table.columns)
     packs = {a.path for a in ws.client().list_artifacts(by_cap["600"].info.run_id, "context_packs/demo-itsdangerous-001")}
     assert packs == {"context_packs/demo-itsdangerous-001/r0.md"}
+
+
+def test_replays_leave_no_temporary_folder_behind(replay_env, capsys, tmp_path, monkeypatch):
+    ws, job = replay_env
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    assert _replay(ws, job.info.run_id) == 0
+    assert replay_render.main(["--db", str(ws.db), "--experiment", "loclab-demo", job.info.run_id]) == 0
+    assert "a temporary folder (removed after" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("cap", "message"), [("0", "--cap-tokens is a positive number of tokens, got 0"),
+                                              ("-5", "--cap-tokens is a positive number of tokens, got -5"),
+                                              ("100", "render settings with --cap-tokens 100:")])
+def test_a_cap_that_cannot_render_is_one_clear_error(replay_env, capsys, cap, message):
+    ws, job = replay_env
+    assert replay_render.main(["--db", str(ws.db), "--experiment", "loclab-demo", job.info.run_id,
+                               "--cap-tokens", cap]) == 2
+    assert message in capsys.readouterr().err

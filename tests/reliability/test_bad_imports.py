@@ -87,3 +87,26 @@ def test_a_bad_import_fails_the_job_before_any_subject_is_fetched(tmp_path, subj
     [run] = ws.jobs("loclab-local")
     assert run.info.status == "FAILED" and "has two rows" in run.data.tags["loclab.error"]
     assert not ws.runs("loclab-local", "tags.`loclab.kind` = 'task'")
+
+
+def test_a_path_named_twice_keeps_the_ranges_of_both_entries(tmp_path):
+    manifest = local_manifest(tmp_path)
+    row = {"task": "task-0", "files": [{"path": "pkg/core.py", "ranges": [[2, 3]]},
+                                       {"path": "pkg/core.py", "ranges": [[5, 6]]}]}
+    (tmp_path / "peer.jsonl").write_text(json.dumps(row) + "\n")
+    the_job = job(tmp_path, manifest, "locator=imported", f"locator.path={tmp_path / 'peer.jsonl'}",
+                  "locator.system=Peer", "locator.format=generic")
+    outcome = the_job.run_task(the_job.manifest.rows[0], 0)
+    result = json.loads((outcome.result_dir / "localization-result.json").read_text())
+    assert [f["path"] for f in result["files"]] == ["pkg/core.py"]
+    assert [(e["start_line"], e["end_line"]) for e in result["files"][0]["evidence"]] == [(2, 3), (5, 6)]
+
+
+def test_a_path_not_in_the_subject_is_named_not_reported_as_zero_lines(tmp_path):
+    manifest = local_manifest(tmp_path)
+    imported, _ = _imported(tmp_path, [_row(path="pkg/gone.py")])
+    the_job = job(tmp_path, manifest, "locator=imported", f"locator.path={tmp_path / 'peer.jsonl'}",
+                  "locator.system=Peer", "locator.format=generic")
+    with pytest.warns(ImportedRangeWarning, match="pkg/gone.py is not a file of the subject: its 1 ranges dropped"):
+        outcome = the_job.run_task(the_job.manifest.rows[0], 0)
+    assert outcome.status == "ok"

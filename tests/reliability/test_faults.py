@@ -156,11 +156,26 @@ def test_a_truncated_saved_result_is_localized_again_and_scoring_alone_names_it(
     assert str(saved) in task.data.tags["loclab.error"] and "force=true" in task.data.tags["loclab.error"]
 
 
+def test_a_reused_result_with_a_truncated_trace_is_localized_again_and_scoring_alone_names_it(ws):
+    _ok(ws.run("experiments.run", "locator=two_phase", "limit=1"))
+    [trace] = list((ws.root / "results").rglob("trace.jsonl"))
+    trace.write_text(trace.read_text()[:300])
+    proc = _ok(ws.run("experiments.run", "locator=two_phase", "limit=1"))
+    assert f"{trace}: saved result is unreadable" in proc.stderr and "localizing again" in proc.stderr
+    rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
+    assert rerun.data.metrics["tasks/reused"] == 0 and rerun.data.metrics["tasks/ok"] == 1
+    trace.write_text(trace.read_text()[:300])
+    proc = ws.run("experiments.score", "locator=two_phase", "limit=1", "tracking.task_runs=true")
+    assert proc.returncode == 3
+    [task] = ws.runs(filter_string="tags.`loclab.kind` = 'task' and attributes.status = 'FAILED'")
+    assert str(trace) in task.data.tags["loclab.error"]
+
+
 def test_a_bad_selection_fails_the_job_with_the_setting_named(ws):
     proc = ws.run("experiments.run", "locator=bm25", "limit=0")
-    assert proc.returncode != 0 and "limit must be a positive number of tasks" in proc.stderr
+    assert proc.returncode == 2 and "setting limit: a positive number of tasks" in proc.stderr
     [job] = ws.jobs()
-    assert job.info.status == "FAILED" and "limit must be a positive number" in job.data.tags["loclab.error"]
+    assert job.info.status == "FAILED" and "setting limit: a positive number" in job.data.tags["loclab.error"]
 
 
 def test_a_sweep_whose_parent_cannot_be_recorded_stops_before_any_job(ws, tmp_path):

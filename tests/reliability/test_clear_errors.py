@@ -1,0 +1,42 @@
+"""Probes from a newcomer's first hour: each mistake is one line naming the setting, exit 2, no
+traceback; a single job names its run id for the commands that need one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.experiments.cli import Workspace
+
+
+@pytest.fixture
+def ws(tmp_path, subject_cache):
+    return Workspace(tmp_path / "ws", subject_cache)
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["limit=0"], "error: setting limit: a positive number of tasks (or null for all), got 0"),
+    (["tasks=[demo-clik-001]"], "setting tasks: unknown task ids demo-clik-001 (did you mean demo-click-001?)"),
+    (["dataset=swebench_lite_pypi", "dataset.loader.path=/nowhere/rows.jsonl"],
+     "error: /nowhere/rows.jsonl: dataset file not found (set LOCLAB_SWEBENCH_LITE or dataset.loader.path)"),
+    (["locator=bm25", "locator.top_filez=3"], "error: no setting locator.top_filez (did you mean locator.top_files?)"),
+    (["repeatz=2"], "error: no setting repeatz (did you mean repeats?)"),
+])
+def test_a_mistake_is_one_line_naming_the_setting(ws, overrides, message):
+    proc = ws.run("experiments.run", *overrides)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr and "HYDRA_FULL_ERROR" not in proc.stderr
+    assert len([line for line in proc.stderr.splitlines() if line.startswith("error:")]) == 1
+
+
+def test_a_failed_setup_is_still_a_failed_run(ws):
+    ws.run("experiments.run", "limit=0")
+    [job] = ws.jobs()
+    assert job.info.status == "FAILED" and "limit" in job.data.tags["loclab.error"]
+
+
+def test_a_single_job_prints_its_run_id(ws):
+    proc = ws.run("experiments.run", "locator=bm25", "limit=1")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    [job] = ws.jobs()
+    assert f"run id: {job.info.run_id}" in proc.stdout

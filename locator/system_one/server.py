@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response as HttpR
 
 from locator.system_one.backend import Backend
 from locator.system_one.cache import DecisionCache, decision_key
+from locator.system_one.lexical import MissingTaskTextError
 from locator.system_one.wire import Request
 
 Corruption = Literal["none", "malformed_json", "missing_answer", "probability_out_of_range", "choice_outside_criteria"]
@@ -186,7 +187,10 @@ def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults
         with lock:
             stats.cache_hits += cached is not None
             stats.backend_calls += cached is None
-        response = cached or backend.answer(request)
+        try:
+            response = cached or backend.answer(request)
+        except MissingTaskTextError as exc:  # the request lacks what the backend reads: 4xx, never retried
+            raise HTTPException(status_code=422, detail=str(exc)) from None
         if cached is None and cache is not None:
             response = cache.put(key, backend.identity, response)
         body = response.model_dump(mode="json")

@@ -12,8 +12,10 @@ from functools import lru_cache
 import bpe_openai
 
 ENCODING = "o200k_base"
-# bpe-openai refuses a single input of 1,000,000 characters or more.
-_PIECE_CHARS = 500_000
+# bpe-openai refuses one input of 1,000,000 characters or more, or one that makes over 200,000
+# tokens; a character is at most 4 tokens (its UTF-8 bytes), so a piece of 40,000 characters never
+# reaches either limit, whatever the text (a 450 KB array dump is ~1 token per character).
+_PIECE_CHARS = 40_000
 
 
 @lru_cache(maxsize=1)
@@ -22,7 +24,7 @@ def _encoding() -> bpe_openai.Encoding:
 
 
 def count_tokens(text: str) -> int:
-    """Exact below 500,000 characters; longer text is counted in pieces cut after a newline (or a
+    """Exact below 40,000 characters; longer text is counted in pieces cut after a newline (or a
     space), where a token can only split if it spans the cut, so the count stays within a token
     per piece of exact."""
     total, start = 0, 0

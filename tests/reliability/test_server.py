@@ -83,3 +83,26 @@ def test_a_server_concurrency_that_is_not_a_positive_count_is_refused(value):
                            f"server.max_concurrent_requests={value}"],
                           cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "server.max_concurrent_requests must be a positive number" in proc.stderr
+
+
+def test_a_request_the_backend_cannot_read_is_a_4xx_not_a_500(tmp_path):
+    bad_task = {**_request(1), "state": {"task": float("nan")}}
+    with system_one_server(tmp_path / "cache") as url:
+        nan = httpx.post(url, content='{"state": {"task": NaN}, "model": "m", "questions": {"q0": '
+                                      + f'{__import__("json").dumps(QUESTION)}}}',
+                         headers={"content-type": "application/json"}, timeout=30)
+        missing = httpx.post(url, json={**bad_task, "state": {}}, timeout=30)
+        stats = httpx.get(url.replace("/v1/answer", "/v1/stats"), timeout=30).json()
+    assert nan.status_code == 422  # not JSON (NaN): refused before any backend sees it
+    assert missing.status_code == 422 and "task text" in missing.json()["detail"]
+    assert stats["requests"] >= 2
+
+
+def test_a_dense_text_request_is_answered(tmp_path):
+    """A 450 KB array dump is ~1 token per character: counted in pieces, never over the tokenizer's limit."""
+    dump = ", ".join(str(i % 10) for i in range(150_000))
+    request = {"state": {"task": "parse_config fails"}, "model": "m",
+               "questions": {"q0": {**QUESTION, "content": dump}}}
+    with system_one_server(tmp_path / "cache", "server.max_request_bytes=2000000") as url:
+        answered = httpx.post(url, json=request, timeout=120)
+    assert answered.status_code == 200, answered.text[:300]

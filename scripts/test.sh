@@ -2,6 +2,6 @@
 # The test suite (needs the package registry for the pip-downloaded subjects).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x .venv/bin/python ] || bash scripts/setup.sh
+bash scripts/ensure_installed.sh
 export MLFLOW_DISABLE_TELEMETRY=true HF_HUB_OFFLINE=1
 exec .venv/bin/python -m pytest -q "$@"

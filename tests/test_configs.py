@@ -88,9 +88,14 @@ def test_every_group_option_is_covered():
 TEAM_BLOCK = "# team set-up"  # the README block tests/experiments/test_team_server.py runs (it needs the servers)
 
 
+def documentation() -> list[Path]:
+    """What a user reads: the README and the reference pages it links (docs/)."""
+    return [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
+
+
 def readme_blocks(team: bool = False) -> list[str]:
-    """The README's bash blocks: the team set-up block alone, or every other one."""
-    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    """The bash blocks of the README and docs/: the team set-up block alone, or every other one."""
+    text = "\n".join(page.read_text(encoding="utf-8") for page in documentation())
     return [b for b in re.findall(r"```bash\n(.*?)```", text, flags=re.S) if b.startswith(TEAM_BLOCK) == team]
 
 

@@ -9,14 +9,16 @@ import pytest
 
 from tests.experiments.cli import Workspace
 from tests.locator.configured import has_llm_extra
+from tests.test_configs import readme_commands
 
 pytestmark = pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: pip install -e '.[llm]'")
 
 
 def test_a_sweep_of_agentless_style_and_bm25_is_reviewed_blind(tmp_path, subject_cache):
     ws = Workspace(tmp_path / "ws", subject_cache)
-    proc = ws.run("experiments.run", "locator=agentless_style,bm25", "system_one=local_llm", "review=blind",
-                  "review.max_tokens=48", "tasks=[demo-click-001]", multirun=True)
+    [readme] = [c for c in readme_commands() if "review=blind" in c]  # the README's command, as written
+    overrides = [a for a in readme[1:] if a != "-m"]
+    proc = ws.run("experiments.run", *overrides, "review.max_tokens=48", multirun=True)  # shorter reviews
     assert proc.returncode == 0, proc.stderr[-3000:]
     jobs = ws.jobs()
     assert sorted(j.data.tags["loclab.locator"] for j in jobs) == ["agentless_style", "bm25"]

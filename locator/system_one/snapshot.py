@@ -91,16 +91,15 @@ class SnapshotBackend:
 
     def answer(self, request: Request) -> Response:
         key = decision_key(self._identity, request)
-        found = self._decisions.get(key)
-        if found is None or found.response is None:
-            raise SnapshotMissError(f"System One request {key[:16]} (questions {sorted(request.questions)[:4]}) is not "
-                                    "in the recorded run's decision snapshot: the replay asked something the run never did")
-        return found.response
+        return self._recorded(key, "response", f"request {key[:16]} (questions {sorted(request.questions)[:4]})")
 
     def generate(self, request: GenerationRequest) -> Generation:
         key = generation_key(self._identity, request)
-        found = self._decisions.get(key)
-        if found is None or found.generation is None:
-            raise SnapshotMissError(f"System One generation {key[:16]} is not in the recorded run's decision snapshot: "
-                                    "the replay asked something the run never did")
-        return found.generation
+        return self._recorded(key, "generation", f"generation {key[:16]}")
+
+    def _recorded(self, key: str, field: str, what: str):
+        found = getattr(self._decisions.get(key), field, None)
+        if found is None:
+            raise SnapshotMissError(f"System One {what} is not in the recorded run's decision snapshot: the replay "
+                                    "asked something the run never did")
+        return found

@@ -181,6 +181,10 @@ def test_a_gold_file_missing_at_base_commit_names_the_commit(tmp_path, mirror):
         _load(_write(tmp_path, [row]), mirrors=repo.parent)
 
 
-def test_no_rows_file_is_an_error_saying_how_to_give_one():
-    with pytest.raises(ManifestError, match="no rows file: set LOCLAB_SWEBENCH_ROWS or dataset.loader.path"):
-        _load(None)
+def test_no_rows_file_is_an_error_saying_how_to_give_one(monkeypatch):
+    from experiments.config import build
+
+    monkeypatch.delenv("LOCLAB_SWEBENCH_ROWS", raising=False)
+    with pytest.raises(Exception) as caught:  # Hydra's instantiate wraps the loader's error
+        build("dataset.loader", "dataset=swebench")
+    assert "no rows file: set LOCLAB_SWEBENCH_ROWS or dataset.loader.path" in str(caught.value.__cause__ or caught.value)

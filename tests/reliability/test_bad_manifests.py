@@ -45,7 +45,7 @@ def test_an_empty_sealed_manifest_is_an_error_not_a_job_that_scores_nothing(tmp_
 
 @pytest.mark.parametrize("limit", [0, -1, 1.5, True])
 def test_a_limit_that_is_not_a_positive_count_is_refused(tmp_path, limit):
-    with pytest.raises(ManifestError, match="limit must be a positive number of tasks"):
+    with pytest.raises(ManifestError, match="setting limit: a positive number of tasks"):
         load_manifest(local_manifest(tmp_path, tasks=2)).select(limit=limit)
 
 

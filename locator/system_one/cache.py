@@ -54,34 +54,35 @@ class DecisionCache:
                     raise
                 time.sleep(0.05)
 
-    def get(self, key: str) -> Response | None:
+    def _stored(self, key: str) -> str | None:
         with self._lock:
             row = self._conn.execute("SELECT response FROM decisions WHERE key = ?", (key,)).fetchone()
-        return None if row is None else Response.model_validate_json(row[0])
+        return None if row is None else row[0]
 
-    def put(self, key: str, backend_identity: str, response: Response) -> Response:
-        """First writer wins; returns the stored answer so concurrent arms converge on one."""
+    def _insert(self, key: str, backend_identity: str, payload: str) -> str:
+        """First writer wins; returns what is stored, so concurrent arms converge on one entry."""
         with self._lock:
             self._conn.execute(
                 "INSERT OR IGNORE INTO decisions (key, backend, response, created_at) VALUES (?, ?, ?, ?)",
-                (key, backend_identity, response.model_dump_json(), time.time()),
+                (key, backend_identity, payload, time.time()),
             )
-            row = self._conn.execute("SELECT response FROM decisions WHERE key = ?", (key,)).fetchone()
-        return Response.model_validate_json(row[0])
+            return self._conn.execute("SELECT response FROM decisions WHERE key = ?", (key,)).fetchone()[0]
+
+    def get(self, key: str) -> Response | None:
+        stored = self._stored(key)
+        return None if stored is None else Response.model_validate_json(stored)
+
+    def put(self, key: str, backend_identity: str, response: Response) -> Response:
+        return Response.model_validate_json(self._insert(key, backend_identity, response.model_dump_json()))
 
     def get_generation(self, key: str) -> Generation | None:
         """Generated text, stored in the same table under a key that hashes the generation request
         (it never collides with a decision's)."""
-        with self._lock:
-            row = self._conn.execute("SELECT response FROM decisions WHERE key = ?", (key,)).fetchone()
-        return None if row is None else Generation.model_validate_json(row[0])
+        stored = self._stored(key)
+        return None if stored is None else Generation.model_validate_json(stored)
 
-    def put_generation(self, key: str, backend_identity: str, generation: Generation) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO decisions (key, backend, response, created_at) VALUES (?, ?, ?, ?)",
-                (key, backend_identity, generation.model_dump_json(), time.time()),
-            )
+    def put_generation(self, key: str, backend_identity: str, generation: Generation) -> Generation:
+        return Generation.model_validate_json(self._insert(key, backend_identity, generation.model_dump_json()))
 
     def __len__(self) -> int:
         with self._lock:

@@ -7,18 +7,19 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from locator.system_one import events
 from locator.system_one.backend import Backend, Generating
 from locator.system_one.cache import DecisionCache, decision_key, generation_key
 from locator.system_one.sampling import Sampler
 from locator.system_one.wire import (
-    Generation, GenerationRequest, GenerationUnsupportedError, Question, Request, Response, validate_response,
+    Generation, GenerationRequest, GenerationUnsupportedError, Question, Request, Response, Usage, validate_response,
 )
 from locator.trace import EventKind, Trace
 
 Call = tuple[dict[str, Any], dict[str, Question]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,23 @@ class SystemOne:
             self._add(UsageTotals(retries=1))
         self._emit(EventKind.DECISION, system_one_event=kind, **data)
 
+    def _backend_call(self, call: Callable[[], T]) -> tuple[T, float]:
+        """One call that reaches the backend, with its wall time (ms), on the critical path and with
+        the backend's events (retries) in the trace."""
+        started = time.perf_counter()
+        self._call_started()
+        try:
+            with events.sink(self._on_backend_event):
+                value = call()
+        finally:
+            self._call_ended()
+        return value, (time.perf_counter() - started) * 1000
+
+    def _add_physical(self, usage: Usage, wall_ms: float) -> None:
+        """A call that reached the backend: logical and physical both."""
+        self._add(UsageTotals(1, usage.input_tokens, usage.output_tokens, 1, usage.input_tokens, usage.output_tokens,
+                              cache_misses=1 if self.cache is not None else 0, model_wall_time_ms=wall_ms))
+
     def _ask(self, state: dict[str, Any], questions: dict[str, Question]) -> Response:
         """One request, through the cache."""
         request = Request(state=state, model=self.model, questions=questions)
@@ -115,28 +133,14 @@ class SystemOne:
         key = decision_key(self.backend.identity, request)
         cached = self.cache.get(key) if self.cache is not None else None
         self._emit(EventKind.REQUEST, key=key, questions={k: q.model_dump(mode="json") for k, q in questions.items()})
-        wall_ms = 0.0
         if cached is not None:
             response = validate_response(request, cached)
             self._add(UsageTotals(1, response.usage.input_tokens, response.usage.output_tokens, cache_hits=1))
         else:
-            started = time.perf_counter()
-            self._call_started()
-            try:
-                with events.sink(self._on_backend_event):
-                    response = validate_response(request, self.backend.answer(request))
-            finally:
-                self._call_ended()
-            wall_ms = (time.perf_counter() - started) * 1000
+            response, wall_ms = self._backend_call(lambda: validate_response(request, self.backend.answer(request)))
             if self.cache is not None:
                 response = self.cache.put(key, self.backend.identity, response)
-            usage = response.usage
-            self._add(
-                UsageTotals(
-                    1, usage.input_tokens, usage.output_tokens, 1, usage.input_tokens, usage.output_tokens,
-                    cache_misses=1 if self.cache is not None else 0, model_wall_time_ms=wall_ms,
-                )
-            )
+            self._add_physical(response.usage, wall_ms)
         sampled = {}
         if self.sampler is not None:
             sampled = {"drawn_from": {k: a.model_dump(mode="json") for k, a in response.answers.items()}}
@@ -164,19 +168,10 @@ class SystemOne:
             generation = cached
             self._add(UsageTotals(1, generation.usage.input_tokens, generation.usage.output_tokens, cache_hits=1))
         else:
-            started = time.perf_counter()
-            self._call_started()
-            try:
-                with events.sink(self._on_backend_event):
-                    generation = inner.generate(request)
-            finally:
-                self._call_ended()
-            wall_ms = (time.perf_counter() - started) * 1000
+            generation, wall_ms = self._backend_call(lambda: inner.generate(request))
             if self.cache is not None:
-                self.cache.put_generation(key, self.backend.identity, generation)
-            usage = generation.usage
-            self._add(UsageTotals(1, usage.input_tokens, usage.output_tokens, 1, usage.input_tokens, usage.output_tokens,
-                                  cache_misses=1 if self.cache is not None else 0, model_wall_time_ms=wall_ms))
+                generation = self.cache.put_generation(key, self.backend.identity, generation)
+            self._add_physical(generation.usage, wall_ms)
         self._emit(EventKind.ANSWER, key=key, cached=cached is not None, model=generation.model, text=generation.text,
                    usage=generation.usage.model_dump(mode="json"), truncated_prompt=generation.truncated_prompt)
         return generation

@@ -72,6 +72,11 @@ def open_store(args: argparse.Namespace) -> MlflowClient:
     --experiment, else loclab-<--dataset or the default dataset>. Sets args.experiment."""
     cfg = compose_config(*([f"dataset={args.dataset}"] if args.dataset else []))
     uri = sqlite_uri(args.db) if args.db else tracking_uri(cfg.tracking)
+    local = Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
+    if local is not None and not local.is_file():  # opening it would create an empty store and find no runs
+        setting = ("--db" if args.db else "tracking.uri (MLFLOW_TRACKING_URI)" if cfg.tracking.get("uri")
+                   else "tracking.db_path (LOCLAB_MLFLOW_DB; default runs/mlflow.db)")
+        raise AnalysisError(f"no MLflow store at {local} (from {setting}): check the path, or run a job first")
     if args.experiment is None:
         args.experiment = cfg.tracking.experiment
     mlflow.set_tracking_uri(uri)

@@ -115,8 +115,10 @@ class Job(Producer):
                     write_atomically(out_dir / REVIEW_FILE, json.dumps(record, indent=1))
         except Exception as exc:  # noqa: BLE001 - a task failure is recorded, the sweep goes on
             detail = redact("".join(traceback.format_exception_only(type(exc), exc)).strip())
-            out_dir.mkdir(parents=True, exist_ok=True)
-            (out_dir / "error.txt").write_text(redact(traceback.format_exc()), encoding="utf-8")
+            try:
+                write_atomically(out_dir / "error.txt", redact(traceback.format_exc()))
+            except OSError:  # the disk that refused the result refuses this too: the outcome still says why
+                pass
             return TaskOutcome(row.task.id, *_origin(row), repeat, "failed", reused, out_dir, {}, detail,
                                seconds=clock.seconds)
         code = result.provenance.code

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from hydra.utils import instantiate
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
@@ -15,6 +16,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from dataset.manifest import Manifest
 from experiments.run import DECISIONS_ARTIFACT, HYDRA_ARTIFACTS
+from locator.result import LocalizationResult
 
 
 class RecordError(ValueError):
@@ -44,7 +46,14 @@ class RunRecord:
 
     def config(self, overrides: list[str]) -> DictConfig:
         """The recorded composed config with `key=value` changes (a misspelt key is an error)."""
-        cfg = OmegaConf.load(self.download(f"{HYDRA_ARTIFACTS}/config.yaml"))
+        artifact = f"{HYDRA_ARTIFACTS}/config.yaml"
+        try:
+            cfg = OmegaConf.load(self.download(artifact))
+        except (yaml.YAMLError, OmegaConfBaseException, UnicodeDecodeError) as exc:
+            raise RecordError(f"run {self.run_id}'s {artifact} artifact is not a readable config: "
+                              f"{str(exc).splitlines()[0]}") from None
+        if not isinstance(cfg, DictConfig):
+            raise RecordError(f"run {self.run_id}'s {artifact} artifact is not a config mapping")
         OmegaConf.set_struct(cfg, True)
         try:
             cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
@@ -58,6 +67,15 @@ class RunRecord:
 
     def results_dir(self) -> Path:
         return self.download("results")
+
+    def stored_result(self, path: Path) -> LocalizationResult:
+        """A result file under `results_dir()`, refused naming its artifact path when it is not one."""
+        try:
+            return LocalizationResult.read(path)
+        except (ValueError, UnicodeDecodeError) as exc:  # pydantic's ValidationError is a ValueError
+            artifact = path.relative_to(self.work) if path.is_relative_to(self.work) else path
+            raise RecordError(f"run {self.run_id}'s artifact {artifact} is not a loclab result: "
+                              f"{str(exc).splitlines()[0]}") from None
 
     def manifest(self, cfg: DictConfig) -> Manifest:
         """The run's task set, refused when its content is no longer what the run localized."""

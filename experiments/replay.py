@@ -117,6 +117,11 @@ def _replay(args: argparse.Namespace, work: Path) -> int:
             if not recorded_file.is_file():
                 print(f"  {label}: the run recorded no result (it failed then); the replay produced one")
                 continue
+            try:
+                record.stored_result(recorded_file)
+            except RecordError as exc:
+                print(f"  {label}: the recorded result cannot be compared — {exc}")
+                continue
             found = differences(what_was_found(json.loads(recorded_file.read_text(encoding="utf-8")), **keep),
                                 what_was_found(json.loads((outcome.result_dir / RESULT_FILE).read_text(encoding="utf-8")),
                                                **keep))

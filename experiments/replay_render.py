@@ -24,7 +24,6 @@ from experiments.analysis import AnalysisError, find_runs, open_store
 from experiments.paths import register_resolvers
 from experiments.pipeline import RESULT_FILE
 from experiments.record import RecordError, open_record
-from locator.result import LocalizationResult
 from metrics.context_pack import pack_metrics
 from render.notes import NoteKind
 from render.pack import ContextPack, render_pack
@@ -118,13 +117,17 @@ def _render_again(args: argparse.Namespace, versions: list[RenderVersion], work:
     settings = {v: base.model_copy(update={"version": v}) for v in versions}
     store = SubjectStore(cfg.paths.cache_dir, Path(manifest.source).parent)
     tallies = {v: Tally() for v in versions}
-    for row in manifest.rows:
-        for path in sorted((stored / row.task.id).glob(f"r*/{RESULT_FILE}")):
-            result = LocalizationResult.read(path)
-            source_of = source_reader(store.materialize(row.subject, what=row.task.id))
-            packs = {v: render_pack(result, source_of, settings[v]) for v in versions}
-            for v in versions:
-                tallies[v].add(packs[v], pack_metrics(packs[v], result, row.gold, source_of), packs[versions[0]])
+    try:
+        for row in manifest.rows:
+            for path in sorted((stored / row.task.id).glob(f"r*/{RESULT_FILE}")):
+                result = record.stored_result(path)
+                source_of = source_reader(store.materialize(row.subject, what=row.task.id))
+                packs = {v: render_pack(result, source_of, settings[v]) for v in versions}
+                for v in versions:
+                    tallies[v].add(packs[v], pack_metrics(packs[v], result, row.gold, source_of), packs[versions[0]])
+    except RecordError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"run {record.run_id} ({record.run.info.run_name}): {tallies[versions[0]].packs} stored results rendered "
           f"under a {base.cap_tokens:,}-token cap\n")
     print(table(versions, tallies))

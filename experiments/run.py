@@ -37,14 +37,16 @@ from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.report import headline_figure, job_description, per_task_frame, print_summary
+from experiments.sweep_worker import end_with_the_sweep
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
-    PARENT_RUN_ENV, PARENT_TAG, ci_key, close_stale_runs, ensure_experiment, finished_job, flatten, job_run_name,
-    metric_key, ui_command,
+    PARENT_RUN_ENV, PARENT_TAG, TrackingUnreachableError, ci_key, close_stale_runs, ensure_experiment, finished_job,
+    flatten, job_run_name, metric_key, tracking_uri, ui_command, unreachable,
 )
 from dataset.manifest import ManifestError
 from locator.hashing import blake3_hex, canonical_json
 from locator.imported import ImportedResultError
+from locator.system_one.cache import DecisionCacheError
 from locator.system_one.local_llm import LocalModelError
 from locator.system_one.wire import GenerationUnsupportedError
 from locator.redact import redact
@@ -59,6 +61,7 @@ PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "review", "repeats
                 "allow_failed_tasks", "concurrency", "sampling")
 EXIT_TASKS_FAILED = 3
 EXIT_BAD_INPUT = 2  # as argparse: the command was given something it cannot run
+EXIT_TRACKING_LOST = 4  # the tracking server stopped answering mid-job
 DECISIONS_ARTIFACT = "decisions.jsonl"  # the System One answers the run used (`experiments.replay`)
 HYDRA_ARTIFACTS = "hydra"  # the job's .hydra/: composed config, overrides, Hydra's own config
 
@@ -79,7 +82,8 @@ class TasksFailedError(RuntimeError):
 
 # Errors that mean the user's settings or data are wrong (each message names the file, row, field or
 # setting): a single job prints one line and exits 2 instead of a traceback.
-INPUT_ERRORS = (ManifestError, JobConfigError, ImportedResultError, LocalModelError, GenerationUnsupportedError)
+INPUT_ERRORS = (ManifestError, JobConfigError, ImportedResultError, LocalModelError, GenerationUnsupportedError,
+                TrackingUnreachableError, DecisionCacheError)
 
 
 def _log_metrics(scores: dict[str, float | None]) -> None:
@@ -171,6 +175,7 @@ def _gc_collections() -> int:
 def run_job(cfg: DictConfig, stage: Stage) -> None:
     started = time.perf_counter()
     tune_gc()
+    end_with_the_sweep()
     localize_missing = stage is Stage.LOCALIZE
     choices = HydraConfig.get().runtime.choices
     locator_name = choices["locator"]
@@ -189,9 +194,9 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
         manifest = job = rows = job_key = None
         setup_error = exc
     client = MlflowClient()
+    for killed in close_stale_runs(client, experiment_id):
+        print(f"marked KILLED: run {killed}, left RUNNING by a process that is gone")
     if job_key is not None:
-        for killed in close_stale_runs(client, experiment_id, job_key):
-            print(f"marked KILLED: run {killed} of this job, left RUNNING by a process that is gone")
         if parent:
             done = finished_job(client, experiment_id, parent, job_key)
             if done is not None:
@@ -414,8 +419,16 @@ def run_or_exit(cfg: DictConfig, stage: Stage) -> None:
         sys.exit(EXIT_TASKS_FAILED)
     except Exception as exc:
         cause = _input_error(exc)
-        if cause is None or HydraConfig.get().mode == RunMode.MULTIRUN:
+        if HydraConfig.get().mode == RunMode.MULTIRUN:
             raise
+        if cause is None:
+            uri = tracking_uri(cfg.tracking)
+            why = unreachable(uri)
+            if why is None:
+                raise
+            print(redact(f"error: tracking server {uri} stopped answering during the job ({why}): the job's run "
+                         "stays RUNNING there until the next job started on this host marks it KILLED"), file=sys.stderr)
+            sys.exit(EXIT_TRACKING_LOST)
         print(redact(f"error: {cause}"), file=sys.stderr)  # bad settings or data: one line; the run is FAILED
         sys.exit(EXIT_BAD_INPUT)
     finally:

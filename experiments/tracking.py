@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import mlflow
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
@@ -21,6 +22,7 @@ from mlflow.entities import Run, RunStatus
 from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
+from experiments.sweep_worker import mark_sweep_main
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact, redact_logging, redact_std_streams, redact_value
 from locator.system_one.cache import DecisionCache
@@ -85,12 +87,36 @@ def _store_lock(tracking: DictConfig, local: bool) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+class TrackingUnreachableError(ConnectionError):
+    """The tracking server does not answer; the message names the setting and what to start."""
+
+
+def unreachable(uri: str) -> str | None:
+    """Why the tracking server at `uri` does not answer its health check, or None (also for a local store)."""
+    if not uri.startswith(("http://", "https://")):
+        return None
+    try:
+        httpx.get(f"{uri.rstrip('/')}/health", timeout=10).raise_for_status()
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no answer'}"
+    return None
+
+
 def ensure_experiment(tracking: DictConfig) -> str:
-    """Creates the store and the experiment if needed; call once before parallel work."""
+    """Creates the store and the experiment if needed; call once before parallel work. A tracking
+    server is checked first: MLflow itself would retry a stopped one for minutes, then fail in a traceback."""
     uri = tracking_uri(tracking)
     local = uri.startswith("sqlite:")
     if local:
         Path(tracking.db_path).parent.mkdir(parents=True, exist_ok=True)
+    else:
+        os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = str(tracking.http_retries)
+        why = unreachable(uri)
+        if why is not None:
+            raise TrackingUnreachableError(
+                redact(f"tracking server {uri} (tracking.uri, from MLFLOW_TRACKING_URI) does not answer ({why}): "
+                       "start it (`mlflow server`, or scripts/team_server.sh start DIR), or unset MLFLOW_TRACKING_URI "
+                       "to log to the local SQLite store"))
     with _store_lock(tracking, local):
         return _ensure_experiment(tracking, uri, local)
 
@@ -189,11 +215,12 @@ def _runs(client: MlflowClient, experiment_id: str, query: str) -> list[Run]:
                               order_by=["attributes.start_time DESC"])
 
 
-def close_stale_runs(client: MlflowClient, experiment_id: str, job_key: str) -> list[str]:
-    """Marks KILLED the RUNNING runs of this job (and their RUNNING task runs) whose process is gone:
-    what `kill -9` leaves behind. Returns their ids."""
+def close_stale_runs(client: MlflowClient, experiment_id: str) -> list[str]:
+    """Marks KILLED the experiment's RUNNING job runs (and their RUNNING task runs) whose process is
+    gone: what `kill -9`, or a tracking server stopped mid-job, leaves behind. Any job started on the
+    host closes them, not only a rerun of the same job. Returns their ids."""
     killed = []
-    for run in _runs(client, experiment_id, f"tags.`loclab.job_key` = '{job_key}' and attributes.status = 'RUNNING'"):
+    for run in _runs(client, experiment_id, "tags.`loclab.kind` = 'job' and attributes.status = 'RUNNING'"):
         if not _process_gone(run):
             continue
         for task in _runs(client, experiment_id,
@@ -310,6 +337,7 @@ class SweepParentRun(Callback):
         else:
             self.run_id = client.create_run(experiment_id, run_name=redact(name)[:250], tags=tags).info.run_id
         os.environ[PARENT_RUN_ENV] = self.run_id
+        mark_sweep_main()
         self.experiment, self.swept = str(config.tracking.experiment), swept_keys(overrides, params)
         self.ui_command = ui_command(config.tracking)
         atexit.register(self._close, aborted=True)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from locator.hashing import blake3_hex, canonical_json
@@ -33,35 +35,56 @@ def generation_key(backend_identity: str, request: GenerationRequest) -> str:
     return blake3_hex(canonical_json({"backend": backend_identity, "generate": request.model_dump(mode="json")}))
 
 
+class DecisionCacheError(RuntimeError):
+    """The cache file cannot be read or written as a cache; the message names it and what to do."""
+
+
 class DecisionCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._initialize()
+        with self._sql():
+            self._initialize()
+
+    @contextmanager
+    def _sql(self) -> Iterator[None]:
+        """Every statement: a damaged file is an error naming it, never a miss that is silently re-asked
+        (a cache garbled mid-run would lose its entries) nor SQLite's bare "disk image is malformed"."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise DecisionCacheError(
+                f"decision cache {self.path}: {exc} — move the file aside to start an empty cache (the answers "
+                "in it are lost), or point system_one.cache.path elsewhere") from exc
 
     def _initialize(self) -> None:
         """Switching a new file to WAL takes an exclusive lock that SQLite does not wait for, so
-        processes opening the same fresh cache at once retry for a while instead of failing."""
+        processes opening the same fresh cache at once retry for a while instead of failing. The file
+        is checked whole (quick_check) before a job relies on it."""
         for attempt in range(100):
             try:
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute(_SCHEMA)
-                return
+                break
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or attempt == 99:
                     raise
                 time.sleep(0.05)
+        report = [line.strip() for row in self._conn.execute("PRAGMA quick_check(3)") for line in row[0].splitlines()]
+        if report != ["ok"]:
+            problems = [line for line in report if line and not line.startswith("***")]
+            raise sqlite3.DatabaseError(f"damaged ({'; '.join(problems)})")
 
     def _stored(self, key: str) -> str | None:
-        with self._lock:
+        with self._lock, self._sql():
             row = self._conn.execute("SELECT response FROM decisions WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
     def _insert(self, key: str, backend_identity: str, payload: str) -> str:
         """First writer wins; returns what is stored, so concurrent arms converge on one entry."""
-        with self._lock:
+        with self._lock, self._sql():
             self._conn.execute(
                 "INSERT OR IGNORE INTO decisions (key, backend, response, created_at) VALUES (?, ?, ?, ?)",
                 (key, backend_identity, payload, time.time()),
@@ -85,7 +108,7 @@ class DecisionCache:
         return Generation.model_validate_json(self._insert(key, backend_identity, generation.model_dump_json()))
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, self._sql():
             return self._conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ injected for benchmarks and reliability tests.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import random
@@ -19,6 +20,7 @@ from typing import Any, Literal
 from anyio import to_thread
 from fastapi import Depends, FastAPI, Header, HTTPException
 from fastapi.responses import JSONResponse, PlainTextResponse, Response as HttpResponse
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from locator.system_one.backend import Backend
 from locator.system_one.cache import DecisionCache, decision_key
@@ -75,15 +77,23 @@ class Limits:
     # Answers are worked on in worker threads (a backend may block), by default 40: a job with more
     # requests in flight (tasks x max_concurrency) queued here behind them.
     max_concurrent_requests: int
+    # Bodies held at once, all requests together: 256 bodies of 15 MB were admitted at once (3.8 GB).
+    # Past it the answer is 503 with Retry-After, which clients retry.
+    max_buffered_bytes: int = 64 * 1024 * 1024
+    # A body not received in full this long after its first byte is refused with 408 (slowloris).
+    body_timeout_s: float = 60.0
 
 
 class BodySizeLimit:
     """ASGI middleware: the body is read here, up to `max_bytes`, before the app sees it; a body past
-    that is refused with 413 whatever its Content-Length says (or whether it says anything)."""
+    that is refused with 413 whatever its Content-Length says (or whether it says anything); one that
+    would take the bodies held at once past `max_buffered_bytes` is 503; one that trickles in slower
+    than `timeout_s` is 408."""
 
-    def __init__(self, app: Any, max_bytes: int):
+    def __init__(self, app: Any, max_bytes: int, max_buffered_bytes: int, timeout_s: float):
         self.app = app
-        self.max_bytes = max_bytes
+        self.max_bytes, self.max_buffered_bytes, self.timeout_s = max_bytes, max_buffered_bytes, timeout_s
+        self.buffered = 0  # one event loop: no lock
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -91,35 +101,97 @@ class BodySizeLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+            await _refuse(send, 413, f"request body larger than {self.max_bytes} bytes")
             return
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            if size > self.max_bytes:
-                await self._refuse(send)
-                return
-            more = message.get("more_body", False)
-        replayed = False
+        held = 0
+        try:
+            chunks, more = [], True
+            deadline = asyncio.get_running_loop().time() + self.timeout_s
+            while more:
+                try:
+                    message = await asyncio.wait_for(receive(), deadline - asyncio.get_running_loop().time())
+                except TimeoutError:
+                    await _refuse(send, 408, f"request body not received within {self.timeout_s:g} s")
+                    return
+                if message["type"] != "http.request":
+                    break
+                chunks.append(message.get("body", b""))
+                held += len(chunks[-1])
+                self.buffered += len(chunks[-1])
+                if held > self.max_bytes:
+                    await _refuse(send, 413, f"request body larger than {self.max_bytes} bytes")
+                    return
+                if self.buffered > self.max_buffered_bytes:
+                    await _refuse(send, 503, f"server busy: more than {self.max_buffered_bytes} bytes of request "
+                                             "bodies held at once; retry", retry_after_s=1)
+                    return
+                more = message.get("more_body", False)
+            replayed = False
 
-        async def replay() -> dict:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-            return await receive()
+            async def replay() -> dict:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                return await receive()
 
-        await self.app(scope, replay, send)
+            await self.app(scope, replay, send)
+        finally:
+            self.buffered -= held
 
-    async def _refuse(self, send: Any) -> None:
-        body = json.dumps({"detail": f"request body larger than {self.max_bytes} bytes"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+
+async def _refuse(send: Any, status: int, detail: str, retry_after_s: int | None = None) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if retry_after_s is not None:
+        headers.append((b"retry-after", str(retry_after_s).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class HeaderDeadline(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline for a request's headers, from the moment the
+    connection opens or the previous response ends: uvicorn closes an idle keep-alive socket, but waits
+    forever on a connection that sends nothing, or headers a byte at a time (slowloris)."""
+
+    header_timeout_s = 10.0
+    _headers_due: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def handle_events(self) -> None:
+        before = self.cycle
+        super().handle_events()
+        if self.cycle is not before:  # a request's headers arrived
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        self._arm()  # before uvicorn handles a pipelined request, whose headers then disarm it
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._headers_due = self.loop.call_later(self.header_timeout_s, self._headers_late)
+
+    def _disarm(self) -> None:
+        if self._headers_due is not None:
+            self._headers_due.cancel()
+            self._headers_due = None
+
+    def _headers_late(self) -> None:
+        if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
+            self.transport.close()
+
+
+def header_deadline(seconds: float) -> type[HeaderDeadline]:
+    """The protocol class uvicorn is given (`uvicorn.Config(http=...)`), with its deadline."""
+    return type("HeaderDeadline", (HeaderDeadline,), {"header_timeout_s": seconds})
 
 
 def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults: FaultPlan, limits: Limits,
@@ -130,7 +202,8 @@ def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults
         yield
 
     app = FastAPI(title="loclab System One", docs_url=None, redoc_url=None, lifespan=lifespan)
-    app.add_middleware(BodySizeLimit, max_bytes=limits.max_request_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=limits.max_request_bytes, max_buffered_bytes=limits.max_buffered_bytes,
+                       timeout_s=limits.body_timeout_s)
     stats = ServerStats()
     lock = threading.Lock()
     rng = random.Random(faults.seed)

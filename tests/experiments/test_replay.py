@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -143,3 +144,54 @@ def test_a_cap_that_cannot_render_is_one_clear_error(replay_env, capsys, cap, me
     assert replay_render.main(["--db", str(ws.db), "--experiment", "loclab-demo", job.info.run_id,
                                "--cap-tokens", cap]) == 2
     assert message in capsys.readouterr().err
+
+
+def _artifact(ws, job, path: str) -> Path:
+    root = ws.client().get_run(job.info.run_id).info.artifact_uri.removeprefix("file://")
+    return Path(root) / path
+
+
+@pytest.fixture
+def corrupted(replay_env):
+    """Breaks one artifact of the recorded run for one test, restoring it after."""
+    ws, job = replay_env
+    saved: dict = {}
+
+    def corrupt(path: str, text: str) -> None:
+        file = _artifact(ws, job, path)
+        saved[file] = file.read_bytes()
+        file.write_text(text, encoding="utf-8")
+
+    yield corrupt
+    for file, content in saved.items():
+        file.write_bytes(content)
+
+
+def test_a_corrupt_recorded_config_is_one_error_naming_the_artifact(replay_env, corrupted, capsys):
+    ws, job = replay_env
+    corrupted("hydra/config.yaml", "locator: [unclosed\n  : :\n")
+    assert _replay(ws, job.info.run_id) == 2
+    assert replay_render.main(["--db", str(ws.db), "--experiment", "loclab-demo", job.info.run_id]) == 2
+    err = capsys.readouterr().err
+    assert err.count(f"error: run {job.info.run_id}'s hydra/config.yaml artifact is not a readable config") == 2
+
+
+def test_a_corrupt_recorded_result_is_named_and_not_counted_identical(replay_env, corrupted, capsys):
+    ws, job = replay_env
+    corrupted("results/demo-itsdangerous-001/r0/localization-result.json", '{"schema_version": 1, "task_id": ')
+    assert _replay(ws, job.info.run_id) == 1
+    out = capsys.readouterr().out
+    assert ("demo-itsdangerous-001/r0: the recorded result cannot be compared — run "
+            f"{job.info.run_id}'s artifact results/demo-itsdangerous-001/r0/localization-result.json is not a loclab result") in out
+    assert "1/2 tasks byte-identical" in out
+    assert replay_render.main(["--db", str(ws.db), "--experiment", "loclab-demo", job.info.run_id]) == 2
+    assert "results/demo-itsdangerous-001/r0/localization-result.json is not a loclab result" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tool", [replay.main, replay_render.main])
+def test_a_misspelt_store_path_is_an_error_not_a_new_empty_store(replay_env, capsys, tool):
+    ws, job = replay_env
+    typo = ws.root / "mlfow.db"
+    assert tool(["--db", str(typo), job.info.run_id]) == 2
+    assert f"error: no MLflow store at {typo} (from --db)" in capsys.readouterr().err
+    assert not typo.exists()

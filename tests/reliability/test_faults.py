@@ -202,3 +202,191 @@ def test_two_sweeps_started_together_on_a_fresh_store_both_land(ws):
     parents = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     assert len(parents) == 2 and all(p.info.status == "FINISHED" for p in parents)
     assert sorted(j.data.params["locator.top_files"] for j in ws.jobs()) == ["3", "5"]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_tracking_server_is_one_line_naming_the_variable_before_anything_runs(ws):
+    import subprocess
+    import sys
+    import time
+
+    from experiments.paths import PROJECT_ROOT
+
+    uri = f"http://127.0.0.1:{_free_port()}"
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "experiments.run", "locator=bm25", "limit=1",
+                           f"hydra.run.dir={ws.root}/hydra"], cwd=PROJECT_ROOT, env=ws.env() | {"MLFLOW_TRACKING_URI": uri},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert f"error: tracking server {uri} (tracking.uri, from MLFLOW_TRACKING_URI) does not answer" in proc.stderr
+    assert "Traceback" not in proc.stderr and time.monotonic() - started < 60  # MLflow's retries took 252 s
+    assert not ws.db.exists()
+
+
+def test_a_tracking_server_stopped_mid_job_ends_it_in_one_line_and_the_next_job_marks_it_killed(ws, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+    from mlflow.tracking import MlflowClient
+
+    from experiments.paths import PROJECT_ROOT
+
+    port = _free_port()
+    uri = f"http://127.0.0.1:{port}"
+    store = tmp_path / "server.db"
+
+    def serve() -> subprocess.Popen:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{store}",
+             "--artifacts-destination", str(tmp_path / "server-artifacts"), "--host", "127.0.0.1", "--port", str(port),
+             "--workers", "1"], env=os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+                                                   "MLFLOW_DISABLE_TELEMETRY": "true"},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{uri}/health", timeout=2).status_code == 200:
+                    return server
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise TimeoutError("mlflow server did not start")
+
+    env = ws.env() | {"MLFLOW_TRACKING_URI": uri}
+    job = [sys.executable, "-m", "experiments.run", f"hydra.run.dir={ws.root}/hydra"]
+    server = serve()
+    try:
+        proc = subprocess.Popen([*job, "locator=two_phase", "limit=4"], cwd=PROJECT_ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        client = MlflowClient(tracking_uri=uri)
+        deadline = time.monotonic() + 240
+        running = []
+        while not running and time.monotonic() < deadline and proc.poll() is None:
+            experiment = client.get_experiment_by_name("loclab-demo")
+            running = experiment and client.search_runs([experiment.experiment_id],
+                                                        "tags.`loclab.kind` = 'job' and attributes.status = 'RUNNING'")
+            time.sleep(0.2)
+        assert running, "the job never showed a RUNNING run"
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
+        stopped = time.monotonic()
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 4, err[-3000:]
+        assert f"error: tracking server {uri} stopped answering during the job" in err and "Traceback" not in err
+        assert time.monotonic() - stopped < 120  # 3 retries, not MLflow's 7 (252 s)
+
+        server = serve()
+        assert client.get_run(running[0].info.run_id).info.status == "RUNNING"  # what the stop left behind
+        other = subprocess.run([*job, "locator=bm25", "limit=1"], cwd=PROJECT_ROOT, env=env, capture_output=True,
+                               text=True, timeout=300)  # a different job closes it
+        assert other.returncode == 0, other.stderr[-3000:]
+        assert f"marked KILLED: run {running[0].info.run_id}" in other.stdout
+        assert client.get_run(running[0].info.run_id).info.status == "KILLED"
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    import os
+    from pathlib import Path
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "\nState:\tZ" in status.read_text())  # a zombie has ended
+
+
+def test_kill_9_of_a_parallel_sweeps_main_process_ends_its_workers_and_their_runs(ws):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from experiments.paths import PROJECT_ROOT
+
+    ws.root.mkdir(parents=True, exist_ok=True)
+    ws.client().search_experiments()  # the store exists before the sweep (no migration race with this client)
+    cmd = [sys.executable, "-m", "experiments.run", "-m", "sweep=parallel", "locator=two_phase",
+           "locator.reader.schedule.batch_size=2,4", f"hydra.sweep.dir={ws.root}/hydra-multi"]
+    main = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        running = []
+        while len(running) < 2 and time.monotonic() < deadline:
+            running = [j for j in ws.jobs() if j.info.status == "RUNNING"]
+            time.sleep(0.2)
+        assert len(running) == 2, "both jobs never ran at once"
+        workers = {int(j.data.tags["loclab.pid"]) for j in running}
+        assert main.pid not in workers
+        os.kill(main.pid, signal.SIGKILL)  # the main process only, as `kill -9 PID` does
+        main.wait(timeout=30)
+        deadline = time.monotonic() + 90
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not any(_alive(pid) for pid in workers), "workers outlived the sweep's main process"
+        assert {ws.client().get_run(j.info.run_id).info.status for j in running} == {"KILLED"}
+    finally:
+        os.killpg(main.pid, signal.SIGKILL) if _alive(main.pid) else None
+        for pid in workers if "workers" in locals() else ():
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_damaged_decision_cache_fails_the_job_in_one_line_naming_the_file(ws, tmp_path):
+    cache = tmp_path / "decisions.sqlite"
+    cache.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 32)  # a header, then garbage
+    proc = ws.run("experiments.run", "locator=two_phase", "limit=1", f"system_one.cache.path={cache}")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert f"error: decision cache {cache}: " in proc.stderr and "move the file aside" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    [job] = ws.jobs()
+    assert job.info.status == "FAILED" and "DecisionCacheError" in job.data.tags["loclab.error"]
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 48 KiB file system (tmpfs, mounted as root): room for about one task's result and trace."""
+    import subprocess
+
+    where = tmp_path / "small-disk"
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(where)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def test_a_full_results_disk_fails_tasks_naming_the_file_and_leaves_no_staging_file(ws, full_disk):
+    env = {"LOCLAB_RESULTS_DIR": str(full_disk)}
+    import subprocess
+    import sys
+
+    from experiments.paths import PROJECT_ROOT
+
+    proc = subprocess.run([sys.executable, "-m", "experiments.run", "locator=two_phase", "limit=3",
+                           f"hydra.run.dir={ws.root}/hydra"], cwd=PROJECT_ROOT, env=ws.env() | env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 3, proc.stderr[-3000:]  # tasks failed; the job itself ran to its end
+    [job] = ws.jobs()
+    assert job.info.status == "FAILED" and int(job.data.tags["loclab.tasks_failed"]) >= 1
+    table = pd.read_csv(ws.client().download_artifacts(job.info.run_id, "per_task.csv", str(ws.root)))
+    errors = table.loc[table.status == "failed", "error"]
+    assert len(errors) >= 1 and all(f"cannot write {full_disk}/" in e and "No space left on device" in e for e in errors)
+    assert not list(full_disk.rglob("*.tmp"))

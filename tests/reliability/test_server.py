@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -106,3 +107,117 @@ def test_a_dense_text_request_is_answered(tmp_path):
     with system_one_server(tmp_path / "cache", "server.max_request_bytes=2000000") as url:
         answered = httpx.post(url, json=request, timeout=120)
     assert answered.status_code == 200, answered.text[:300]
+
+
+def _connect(url: str):
+    import socket
+    from urllib.parse import urlparse
+
+    where = urlparse(url)
+    conn = socket.create_connection((where.hostname, where.port), timeout=10)
+    return conn
+
+
+def _closed_within(conn, seconds: float, trickle: bytes = b"") -> bool:
+    """Whether the server closes `conn` within `seconds`, while `trickle` is sent a byte at a time."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    conn.settimeout(0.25)
+    sent = 0
+    while time.monotonic() < deadline:
+        try:
+            if sent < len(trickle):
+                conn.send(trickle[sent:sent + 1])
+                sent += 1
+            if conn.recv(65536) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+    return False
+
+
+def test_silent_connections_and_headers_sent_a_byte_at_a_time_are_closed(tmp_path):
+    limits = ("server.header_timeout_s=1", "server.idle_timeout_s=1")
+    with system_one_server(tmp_path / "cache", *limits) as url:
+        silent, slow = _connect(url), _connect(url)
+        assert _closed_within(silent, 6)
+        assert _closed_within(slow, 6, trickle=b"POST /v1/answer HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200)
+        with httpx.Client() as client:  # a keep-alive connection left idle after its answer is closed too
+            assert client.post(url, json=_request(1), timeout=30).status_code == 200
+            assert client.post(url, json=_request(1), timeout=30).status_code == 200  # a second request on it is fine
+        answered = _connect(url)
+        body = json.dumps(_request(1)).encode()
+        answered.sendall(b"POST /v1/answer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        assert answered.recv(12) == b"HTTP/1.1 200"
+        assert _closed_within(answered, 6)
+
+
+def test_a_body_that_trickles_in_is_refused_with_408(tmp_path):
+    with system_one_server(tmp_path / "cache", "server.body_timeout_s=1") as url:
+        conn = _connect(url)
+        conn.sendall(b"POST /v1/answer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{")
+        conn.settimeout(10)
+        reply = b""
+        for byte in b'"state": {"task": "' * 20:  # a byte every 50 ms: never done within the deadline
+            conn.send(bytes([byte]))
+            try:
+                conn.settimeout(0.05)
+                reply += conn.recv(65536)
+            except TimeoutError:
+                continue
+            except (ConnectionResetError, BrokenPipeError):
+                break
+            if reply:
+                break
+    assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
+    assert b"not received within 1 s" in reply
+
+
+def test_request_bodies_held_at_once_are_bounded_and_the_refusal_is_retryable(tmp_path):
+    import time
+
+    with system_one_server(tmp_path / "cache", "server.max_buffered_bytes=100000", "server.max_request_bytes=80000",
+                           "server.body_timeout_s=60") as url:
+        held = _connect(url)  # 60 KB of a 70 KB body, held open
+        held.sendall(b"POST /v1/answer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 70000"
+                     b"\r\n\r\n" + b" " * 60000)
+        time.sleep(1.0)
+        refused = httpx.post(url, content=b" " * 50000 + json.dumps(_request(1)).encode(),
+                             headers={"content-type": "application/json"}, timeout=30)
+        held.close()
+        time.sleep(1.0)
+        admitted = httpx.post(url, content=b" " * 50000 + json.dumps(_request(1)).encode(),
+                              headers={"content-type": "application/json"}, timeout=30)
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+    assert "more than 100000 bytes of request bodies held at once" in refused.json()["detail"]
+    assert admitted.status_code == 200, admitted.text[:300]
+
+
+def test_the_server_socket_turns_nagle_off_on_every_connection():
+    """asyncio sets TCP_NODELAY on an accepted connection only when the listening socket names IPPROTO_TCP."""
+    import asyncio
+    import socket
+
+    from experiments.serve_system_one import listening_socket
+
+    async def probe() -> int:
+        seen: list[int] = []
+
+        async def handler(reader, writer):
+            seen.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(handler, sock=listening_socket("127.0.0.1", 0))
+        host, port = server.sockets[0].getsockname()[:2]
+        _, writer = await asyncio.open_connection(host, port)
+        while not seen:
+            await asyncio.sleep(0.01)
+        writer.close()
+        server.close()
+        return seen[0]
+
+    assert asyncio.run(probe()) != 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from locator.system_one.cache import DecisionCache
+from locator.system_one.cache import DecisionCache, DecisionCacheError
 from locator.system_one.client import SystemOne
 from locator.system_one.wire import (
     ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, Request, Response, ScoreAnswer, Usage, validate_response,
@@ -133,3 +133,41 @@ def test_a_generation_is_cached_metered_and_traced_like_a_decision(tmp_path):
     totals = client.totals()
     assert (totals.logical_calls, totals.physical_calls, totals.cache_hits) == (2, 1, 1)
     assert [e.data["cached"] for e in trace.events if e.kind == "answer"] == [False, True]
+
+
+def _filled(path, entries: int = 40) -> DecisionCache:
+    """A cache of ~10 pages (a commit each: a fsync)."""
+    cache = DecisionCache(path)
+    answer = SystemOne(compose_backend("lexical"), "m" * 1000).ask(STATE, QUESTIONS)
+    for i in range(entries):
+        cache.put(f"key-{i}", "lexical", answer)
+    return cache
+
+
+def test_a_truncated_cache_is_an_error_naming_its_file_not_sqlites_bare_message(tmp_path):
+    path = tmp_path / "decisions.sqlite"
+    _filled(path).close()
+    with open(path, "r+b") as f:
+        f.truncate(path.stat().st_size // 2)
+    with pytest.raises(DecisionCacheError, match=f"decision cache {path}: .*move the file aside"):
+        DecisionCache(path)
+
+
+def test_a_cache_damaged_while_in_use_is_named_by_the_next_open_and_the_next_failing_statement(tmp_path):
+    import os
+    import sqlite3
+
+    path = tmp_path / "decisions.sqlite"
+    in_use = _filled(path)
+    in_use._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with open(path, "r+b") as f:  # garbled by something else while the job holds it open
+        f.seek(path.stat().st_size // 2)
+        f.write(os.urandom(path.stat().st_size // 4))
+    with pytest.raises(DecisionCacheError, match=rf"decision cache {path}: damaged \(Page \d+"):
+        DecisionCache(path)  # the next job, or another process of the sweep
+    other = sqlite3.connect(path)
+    other.execute("PRAGMA writable_schema=ON")
+    other.execute("DELETE FROM sqlite_master WHERE name = 'decisions'")
+    other.commit()
+    with pytest.raises(DecisionCacheError, match=f"decision cache {path}: "):
+        SystemOne(compose_backend("lexical"), "m", in_use).ask({"task": "a new question"}, QUESTIONS)

@@ -32,6 +32,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
+from experiments.metric_keys import ci_key, metric_key
 from experiments.mlflow_traces import log_task_trace
 from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
@@ -40,8 +41,8 @@ from experiments.report import headline_figure, job_description, per_task_frame,
 from experiments.sweep_worker import end_with_the_sweep
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
-    PARENT_RUN_ENV, PARENT_TAG, TrackingUnreachableError, ci_key, close_stale_runs, ensure_experiment, finished_job,
-    flatten, job_run_name, metric_key, tracking_uri, ui_command, unreachable,
+    PARENT_RUN_ENV, PARENT_TAG, TrackingUnreachableError, close_stale_runs, ensure_experiment, finished_job, flatten,
+    job_run_name, tracking_uri, ui_command, unreachable,
 )
 from dataset.manifest import ManifestError
 from locator.hashing import blake3_hex, canonical_json

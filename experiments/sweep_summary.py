@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from experiments.tracking import ci_key, metric_key
+from experiments.metric_keys import ci_key, metric_key
 
 COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "discovery_recall", "model_calls",
            "input_tokens", "source_lines_read", "index_lines")

@@ -26,31 +26,12 @@ from experiments.sweep_worker import mark_sweep_main
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact, redact_logging, redact_std_streams, redact_value
 from locator.system_one.cache import DecisionCache
-from metrics.definitions import METRICS
 
 PARENT_RUN_ENV = "LOCLAB_MLFLOW_PARENT_RUN_ID"
 # The UI opens an experiment with traces in its GenAI view, which hides the runs table; a loclab
 # experiment is a table of jobs and their metrics, so it is marked as model development.
 EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
 PARENT_TAG = "mlflow.parentRunId"
-
-
-def metric_key(name: str) -> str:
-    """The MLflow key of a loclab metric, grouped so the UI's chart view sections them: `quality/…`,
-    `cost/…` and `funnel/…` by the registry's kind, `reading/…` for reading telemetry (`reading.terminated_x`),
-    `tasks/…` for the job's task counts. MLflow keys cannot hold `@`: `file_acc_all@5` is logged as
-    `quality/file_acc_all_at_5`."""
-    flat = name.replace("@", "_at_")
-    spec = METRICS.get(name)
-    if spec is not None:
-        return f"{spec.kind.value}/{flat}"
-    group, dot, rest = flat.partition(".")
-    return f"{group}/{rest}" if dot else flat
-
-
-def ci_key(name: str, bound: str) -> str:
-    """`ci95/file_acc_all_at_5_low`: every CI bound in one chart section, away from the means."""
-    return f"ci95/{name.replace('@', '_at_')}_{bound}"
 
 
 def ui_command(tracking: DictConfig) -> str:

@@ -370,7 +370,7 @@ MUTATIONS = [
              '    return " ".join([f"{locator}@{dataset}", *short_overrides(overrides)])', '    return f"{locator}@{dataset}"',
              ("tests/experiments/test_tracking.py::test_jobs_are_named_by_the_overrides_that_tell_them_apart",
               "tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children")),
-    Mutation("metric keys not grouped for the UI", "experiments/tracking.py",
+    Mutation("metric keys not grouped for the UI", "experiments/metric_keys.py",
              '        return f"{spec.kind.value}/{flat}"', "        return flat",
              ("tests/experiments/test_tracking.py::test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign",)),
     # --- seed 002's context pack and exact replay (issue 13)

@@ -4,7 +4,8 @@ import mlflow
 import pytest
 
 from experiments import run as run_module
-from experiments.tracking import ci_key, flatten, job_run_name, metric_key, short_overrides, swept_keys
+from experiments.metric_keys import ci_key, metric_key
+from experiments.tracking import flatten, job_run_name, short_overrides, swept_keys
 
 
 def test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign():

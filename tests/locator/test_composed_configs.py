@@ -1,0 +1,48 @@
+"""The locator YAML is factored into groups (`locator/evidence`, `locator/actions`, `locator/view`,
+`locator/base`); every composition must equal the one the unfactored YAML gave, so saved results keep
+their addresses. `composed_locators.json` holds the compositions as they were before the factoring,
+written by `composed()` at that revision."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from experiments.config import compose_config
+from experiments.paths import CONF_DIR
+
+SNAPSHOT = Path(__file__).with_name("composed_locators.json")
+
+
+def _compositions() -> list[tuple[str, ...]]:
+    """Every locator, every locator sub-group option under its host, every experiment preset."""
+    combos = [(f"locator={p.stem}",) for p in sorted((CONF_DIR / "locator").glob("*.yaml"))]
+    hosts = {"base": "locator=ast_lane", "retriever": "locator=hybrid"}
+    for sub in sorted(p for p in (CONF_DIR / "locator").iterdir() if p.is_dir()):
+        package = "@locator.second" if sub.name == "retriever" else ""
+        for option in sorted(sub.glob("*.yaml")):
+            for host in {hosts.get(sub.name, "locator=two_phase"), *(["locator=file_runtime"] if sub.name == "discovery" else [])}:
+                combos.append((host, f"locator/{sub.name}{package}={option.stem}"))
+    combos += [(f"experiment={p.stem}",) for p in sorted((CONF_DIR / "experiment").glob("*.yaml"))]
+    return sorted(combos)
+
+
+def composed() -> dict[str, dict]:
+    out = {}
+    for overrides in _compositions():
+        extra = ("locator.path=/data/outputs.jsonl", "locator.system=Peer") if "locator=imported" in overrides else ()
+        if "locator=locagent" in overrides:
+            extra = ("locator.path=/data/locagent.jsonl",)
+        cfg = compose_config(*overrides, *extra)
+        out[" ".join(overrides)] = OmegaConf.to_container(cfg.locator, resolve=False)
+    return out
+
+
+def test_every_locator_composition_equals_the_one_before_the_yaml_was_factored():
+    before = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    now = composed()
+    assert sorted(now) == sorted(before)
+    changed = [name for name in before if now[name] != before[name]]
+    assert not changed, f"compositions that changed: {changed}"

@@ -9,10 +9,6 @@ import pandas as pd
 
 from locator.result import LocalizationResult
 
-# Stage details that are counts, summed over a job's tasks (the name says what was counted).
-_COUNTED = ("terminated_", "reconciliations_", "selection_", "probes", "converged", "round_budget_exits",
-            "final_regions", "evidence_candidates", "evidence_lines")
-
 
 def file_telemetry(results: list[tuple[str, int, LocalizationResult]]) -> pd.DataFrame:
     """One row per (task, repeat, stage, file) a stage reported on."""
@@ -27,11 +23,11 @@ def job_telemetry(results: list[tuple[str, int, LocalizationResult]]) -> dict[st
     counts: Counter = Counter()
     for _, _, result in results:
         for stage in result.cost.stages:
-            for key, value in stage.details.items():
-                if key.startswith(_COUNTED) and isinstance(value, int):
-                    counts[f"{stage.name}.{key}"] += value
-                elif key == "termination" and isinstance(value, str):
-                    counts[f"{stage.name}.task_termination_{value}"] += 1
+            for key in stage.counted:  # declared as counts where they were recorded
+                counts[f"{stage.name}.{key}"] += stage.details[key]
+            termination = stage.details.get("termination")
+            if isinstance(termination, str):
+                counts[f"{stage.name}.task_termination_{termination}"] += 1
     metrics = {k: float(v) for k, v in sorted(counts.items())}
     for stage in {k.split(".")[0] for k in counts}:
         ended = sum(v for k, v in counts.items() if k.startswith(f"{stage}.terminated_"))

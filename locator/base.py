@@ -7,7 +7,8 @@ System One access, per-stage cost snapshots and the trace. An algorithm only dec
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -54,12 +55,18 @@ class SystemOneRequiredError(RuntimeError):
 
 
 @dataclass
-class _StageDetails:
+class StageDetails:
     values: dict[str, int | float | str | None] = field(default_factory=dict)
     files: list[FileCost] = field(default_factory=list)
+    counted: list[str] = field(default_factory=list)
 
     def set(self, **values: int | float | str | None) -> None:
         self.values.update(values)
+
+    def count(self, **counts: int) -> None:
+        """Details that are counts: a job's telemetry sums them over its tasks (`StageCost.counted`)."""
+        self.values.update(counts)
+        self.counted.extend(name for name in counts if name not in self.counted)
 
 
 class LocatorContext:
@@ -72,6 +79,8 @@ class LocatorContext:
         self.trace = trace
         self._system_one = system_one
         self.stages: list[StageCost] = []
+        # the requests the endpoint takes at once: also how many independent per-file loops run at once
+        self.concurrency = system_one.max_concurrency if system_one is not None else 1
 
         def read(path: str, start_line: int = 1, end_line: int | None = None) -> ReadResult:
             result = repo.read(path, start_line, end_line)
@@ -132,6 +141,16 @@ class LocatorContext:
     def usage(self) -> UsageTotals:
         return self._system_one.totals() if self._system_one is not None else UsageTotals()
 
+    def run_concurrently(self, run: Callable[[T], None], items: list[T]) -> None:
+        """Independent work (a reader's per-file loops, each with one request in flight), `concurrency`
+        at once, in the order given; an error in one is raised here."""
+        if self.concurrency == 1 or len(items) <= 1:
+            for item in items:
+                run(item)
+            return
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(items))) as pool:
+            list(pool.map(run, items))
+
     def ask_many(self, calls: list[tuple[dict, dict[str, Question]]]) -> list[Response]:
         """Independent requests, concurrent up to system_one.max_concurrency; answers in order."""
         return self.system_one.ask_many(calls)
@@ -163,8 +182,8 @@ class LocatorContext:
         self.trace.emit(EventKind.DECISION, **data)
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[_StageDetails]:
-        details = _StageDetails()
+    def stage(self, name: str) -> Iterator[StageDetails]:
+        details = StageDetails()
         usage0, lines0, index0, t0 = self.usage(), self.lines_read(), self.index_lines(), time.perf_counter()
         self.trace.emit(EventKind.STAGE, name=name, event="start")
         try:
@@ -180,6 +199,7 @@ class LocatorContext:
                     source_lines_read=self.lines_read() - lines0,
                     index_lines=self.index_lines() - index0,
                     details=details.values,
+                    counted=details.counted,
                     files=details.files,
                 )
             )

@@ -117,6 +117,7 @@ class StageCost(Record):
     source_lines_read: int | None = None
     index_lines: int | None = None
     details: dict[str, int | float | str | None] = Field(default_factory=dict)
+    counted: list[str] = Field(default_factory=list, description="the details that are counts, summed over a job's tasks")
     files: list[FileCost] = Field(default_factory=list)
 
 

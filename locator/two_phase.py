@@ -4,9 +4,10 @@ Phase 1 (`discovery`: flat or pruned from metadata alone, or a retriever; `locat
 picks files;
 Phase 2 (`reader`, built on the reading engine in `locator/reading/`) reads them, System One
 choosing where, and keeps the reads it rates at or above the observation threshold as evidence.
-Phase 2 is seed 000's progressive reader (`locator=two_phase`), its range-only runtime
-(`locator=range_runtime`) or its per-file runtimes (`locator=file_runtime`); the rest is
-configuration: `locator/discovery=pruned`, `locator/schedule=global`, sources, thresholds, budgets.
+Phase 2 is any `locator.reading.reader.Reader`: seed 000's progressive reader (`locator=two_phase`),
+its range-only runtime (`locator=range_runtime`), its per-file runtimes (`locator=file_runtime`) or
+semantic zoom (`locator=semantic_zoom`); the rest is configuration: `locator/discovery=pruned`,
+`locator/schedule=global`, sources, thresholds, budgets.
 """
 
 from __future__ import annotations
@@ -17,10 +18,7 @@ from pydantic import Field
 
 from locator.base import LocatorContext, LocatorOutput
 from locator.discovery import Discovery
-from locator.reading.engine import ProgressiveReader
-from locator.reading.file_runtime import FileRuntimes
-from locator.reading.range_runtime import RangeRuntime
-from locator.reading.zoom import SemanticZoom
+from locator.reading.reader import Reader
 from locator.result import ResultFile
 from locator.retrieval.ranking import Ranking, RankedFile, reciprocal_rank_fusion
 from locator.settings import Settings
@@ -58,7 +56,7 @@ class TwoPhaseLocator(Settings):
 
     name: str
     discovery: Discovery
-    reader: ProgressiveReader | RangeRuntime | FileRuntimes | SemanticZoom
+    reader: Reader  # any reader, named by `_target_` in its YAML
     file_suffixes: list[str]
     keep_unconfirmed_files: bool
     rank_by: RankBy

@@ -825,6 +825,26 @@ MUTATIONS = [
     Mutation("a failed task's error.txt on a full disk ends the job", "experiments/pipeline.py",
              "            except OSError:  # the disk that refused", "            except KeyError:  # the disk that refused",
              ("tests/reliability/test_faults.py::test_a_full_results_disk_fails_tasks_naming_the_file_and_leaves_no_staging_file",)),
+    # --- issue 26: the reading engine opened
+    Mutation("a factored composition differs from the unfactored one", "conf/locator/evidence/threshold.yaml",
+             "observation_threshold: 0.65", "observation_threshold: 0.6",
+             ("tests/locator/test_composed_configs.py::test_every_locator_composition_equals_the_one_before_the_yaml_was_factored",)),
+    Mutation("a declared count never reaches the telemetry", "locator/base.py",
+             "        self.counted.extend(name for name in counts if name not in self.counted)", "        pass",
+             ("tests/experiments/test_telemetry.py::test_job_telemetry_counts_terminations_and_the_model_stop_rate",
+              "tests/experiments/test_telemetry.py::test_zoom_and_filter_counts_are_job_metrics")),
+    Mutation("per-file loops one at a time whatever the endpoint takes", "locator/base.py",
+             "        if self.concurrency == 1 or len(items) <= 1:", "        if True:",
+             ("tests/locator/reading/test_file_runtime.py::test_concurrent_runtimes_give_the_same_result_in_any_completion_order",)),
+    Mutation("a definition read past its bound", "locator/reading/definition_reader.py",
+             "min(d.end_line, d.start_line + self.max_definition_lines - 1)", "d.end_line",
+             ("tests/locator/reading/test_definition_reader.py::test_a_long_definition_is_read_up_to_its_bound_and_overlaps_are_not_read_twice",)),
+    Mutation("a definition below the threshold is read", "locator/reading/definition_reader.py",
+             "for d, a in scored if a.noul >= self.read_threshold)", "for d, a in scored)",
+             ("tests/locator/reading/test_definition_reader.py::test_files_end_for_the_reason_that_happened",)),
+    Mutation("more definitions offered than the bound", "locator/reading/definition_reader.py",
+             "ctx.outline(s.path).definitions[: self.max_offered]", "ctx.outline(s.path).definitions",
+             ("tests/locator/reading/test_definition_reader.py::test_offered_definitions_are_bounded",)),
 ]
 
 

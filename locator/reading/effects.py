@@ -3,7 +3,7 @@ are what System One is asked about them — per read (seed 000) or per fixed-siz
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -47,7 +47,11 @@ class Chunked(Settings):
                 for c in tiles(len(raw.lines), self.chunk_lines)]
 
 
-Observe = PerRead | Chunked
+@runtime_checkable
+class Observe(Protocol):
+    """What of a read System One is asked about (`locator.reader.observation`, by `_target_`)."""
+
+    def excerpts(self, raw: RawRead) -> list[tuple[LineRange, str]]: ...
 
 
 def _observation_question(path: str, span: LineRange, text: str) -> Question:

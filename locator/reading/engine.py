@@ -13,12 +13,10 @@ from locator.discovery import Candidate
 from locator.reading.actions import STOP_FILE, WAIT, ReadRange
 from locator.reading.budget import RoundBudget
 from locator.reading.effects import Observe, read_and_observe
-from locator.reading.evidence import ThresholdEvidence
-from locator.reading.schedule import BatchSchedule, Choice, GlobalSchedule
+from locator.reading.reader import ReadsEvidence, report_reading
+from locator.reading.schedule import Choice, Schedule
 from locator.reading.sources import ActionSource
 from locator.reading.state import FileState, Termination, merge_ranges
-from locator.result import ResultFile
-from locator.settings import Settings
 from locator.system_one.wire import ChoiceAnswer, Question
 from locator.task import Task
 
@@ -31,13 +29,12 @@ class Describe(StrEnum):
     OUTLINE = "outline"  # loclab's earlier reader: each window lists the definitions it holds (outline lines are charged)
 
 
-class ProgressiveReader(Settings):
+class ProgressiveReader(ReadsEvidence):
     """Seed 000's progressive reader (two_phase's Phase 2)."""
 
-    schedule: BatchSchedule | GlobalSchedule
+    schedule: Schedule
     sources: dict[str, ActionSource] = Field(description="action sources, asked in this order")
     budget: RoundBudget
-    evidence: ThresholdEvidence
     max_actions: int = Field(ge=1, description="options per Choice question (besides the control options)")
     action_threshold: float = Field(ge=0.0, le=1.0, description="choice probability a read needs to run")
     observation: Observe
@@ -86,21 +83,12 @@ class ProgressiveReader(Settings):
                                              self.schedule.groups(list(selected)), selected, self.observation)
                 for s in selected:
                     self.budget.account(s, self.evidence.is_evidence)
-            costs = [s.cost() for s in states]
-            stage.files.extend(costs)
-            stage.set(epochs=epochs, requests=requests + file_choices, epoch_file_choices=file_choices,
-                      files_handed_off=len(states),
-                      files_read=sum(1 for s in states if s.read),
-                      coverage_pct_mean=round(sum(c.coverage_pct for c in costs) / len(costs), 3) if costs else None,
-                      max_rounds_of_a_file=max((s.rounds for s in states), default=0),
-                      ranges_read=sum(len(merge_ranges(s.read)) for s in states),
-                      **{f"terminated_{t.value}": sum(s.termination == t for s in states) for t in Termination})
+            report_reading(stage, states, epochs=epochs, requests=requests + file_choices, epoch_file_choices=file_choices,
+                           max_rounds_of_a_file=max((s.rounds for s in states), default=0),
+                           ranges_read=sum(len(merge_ranges(s.read)) for s in states))
             ctx.decide(stage="reading", termination={s.path: str(s.termination) for s in states},
                        rounds={s.path: s.rounds for s in states})
         return states
-
-    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
-        return self.evidence.result_files(states, keep_unconfirmed)
 
     def _request_state(self, task: Task, group: list[FileState]) -> dict[str, Any]:
         return {"task": task.text, "stage": "reading", "reader": {s.path: s.summary() for s in group}}

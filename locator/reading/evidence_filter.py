@@ -38,8 +38,8 @@ class MinimalEvidenceFilter(Settings):
             candidates, lines = _candidates(evidence, states)
             run_per_file(ctx, states, lambda s: s, lambda s: self._filter(task, ctx, s, evidence))
             kept, lines_kept = _candidates(evidence, states)
-            stage.set(evidence_candidates=candidates, evidence_candidates_kept=kept,
-                      evidence_lines=lines, evidence_lines_kept=lines_kept)
+            stage.count(evidence_candidates=candidates, evidence_candidates_kept=kept,
+                        evidence_lines=lines, evidence_lines_kept=lines_kept)
 
     def _filter(self, task: Task, ctx: LocatorContext, s: FileState, evidence: ThresholdEvidence) -> None:
         candidates = sorted((o for o in s.observations if evidence.is_evidence(o)), key=lambda o: (-o.score, o.span))

@@ -31,16 +31,14 @@ from locator.reading.actions import CONTINUE_FILE as CONTINUE
 from locator.reading.actions import FINALIZE_FILE, READ_BEST, ReadRange
 from locator.reading.actions import STOP_FILE_SUFFICIENT as STOP_FILE
 from locator.reading.effects import read_unread, score_reads
-from locator.reading.evidence import ThresholdEvidence
 from locator.reading.evidence_filter import MinimalEvidenceFilter
 from locator.reading.geometry import GeometryActions
 from locator.reading.per_file import run_per_file
 from locator.reading.framing import WORDINGS, Framing
+from locator.reading.reader import ReadsEvidence, report_reading
 from locator.reading.selection import ScoredRead, best, deconflict
 from locator.reading.state import FileState, Termination
 from locator.reading.view import DecisionView, Seen
-from locator.result import ResultFile
-from locator.settings import Settings
 from locator.system_one.wire import ChoiceAnswer, Question
 from locator.task import Task
 
@@ -87,14 +85,13 @@ class FileRuntime:
         return streak
 
 
-class FileRuntimes(Settings):
+class FileRuntimes(ReadsEvidence):
     framing: Framing
     actions: GeometryActions
     view: DecisionView
     read_threshold: float = Field(ge=0.0, le=1.0, description="Noul a read needs to run without reconciliation")
     safety_epochs: int = Field(ge=1, description="epochs a file may take before it ends as budget_exhausted")
     telemetry_epochs: int = Field(ge=0, description="recent epochs whose yield the DecisionView shows")
-    evidence: ThresholdEvidence
     evidence_filter: MinimalEvidenceFilter | None
 
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
@@ -104,26 +101,19 @@ class FileRuntimes(Settings):
             states = [rt.state for rt in runtimes]
             requests = sum(len(rt.yields) + sum(rt.reconciliations.values()) for rt in runtimes)
             requests += score_reads(ctx, task, states)
-            costs = [s.cost() for s in states]
-            stage.files.extend(costs)
             kinds = Counter(k for rt in runtimes for k in rt.reconciliations.elements())
             modes = Counter(y.selection for rt in runtimes for y in rt.yields)
             stops = sum(s.termination == Termination.MODEL_STOP for s in states)
-            stage.set(epochs=sum(len(rt.yields) for rt in runtimes), requests=requests, reads=sum(s.reads for s in states),
-                      files_handed_off=len(states), files_read=sum(1 for s in states if s.read),
-                      coverage_pct_mean=round(sum(c.coverage_pct for c in costs) / len(costs), 3) if costs else None,
-                      model_stop_rate=round(stops / len(states), 6) if states else None,
-                      **{f"reconciliations_{k.value}": kinds[k] for k in Reconciliation},
-                      **{f"selection_{m.value}": modes[m] for m in Selection},
-                      **{f"terminated_{t.value}": sum(s.termination == t for s in states) for t in Termination})
+            report_reading(stage, states, epochs=sum(len(rt.yields) for rt in runtimes), requests=requests,
+                           reads=sum(s.reads for s in states),
+                           model_stop_rate=round(stops / len(states), 6) if states else None)
+            stage.count(**{f"reconciliations_{k.value}": kinds[k] for k in Reconciliation},
+                        **{f"selection_{m.value}": modes[m] for m in Selection})
             ctx.decide(stage="reading", termination={s.path: str(s.termination) for s in states},
                        epochs={s.path: s.rounds for s in states})
         if self.evidence_filter is not None:
             self.evidence_filter.apply(task, ctx, states, self.evidence)
         return states
-
-    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
-        return self.evidence.result_files(states, keep_unconfirmed)
 
     def _run(self, task: Task, ctx: LocatorContext, rt: FileRuntime) -> None:
         s = rt.state

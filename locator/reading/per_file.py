@@ -1,11 +1,11 @@
 """Per-file runtimes run concurrently: each file's loop is independent of the others (they share
-only the task text), so at most `system_one.max_concurrency` loops run at once, each with one
-request in flight, and no result depends on the order they finish in."""
+only the task text), so the context runs as many at once as the endpoint takes requests
+(`LocatorContext.run_concurrently`), each with one request in flight, and no result depends on the
+order they finish in."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from locator.base import LocatorContext
@@ -18,8 +18,4 @@ def run_per_file(ctx: LocatorContext, runtimes: list[R], state_of: Callable[[R],
                  run: Callable[[R], None]) -> None:
     """Runs `run` on every runtime, longest file first: long files tend to take the most epochs, so
     one that started last would hold the tail."""
-    if not runtimes:
-        return
-    longest_first = sorted(runtimes, key=lambda r: (-state_of(r).line_count, state_of(r).path))
-    with ThreadPoolExecutor(max_workers=min(ctx.system_one.max_concurrency, len(runtimes))) as pool:
-        list(pool.map(run, longest_first))  # list(): re-raise a runtime's error here
+    ctx.run_concurrently(run, sorted(runtimes, key=lambda r: (-state_of(r).line_count, state_of(r).path)))

@@ -19,25 +19,22 @@ from locator.base import LocatorContext
 from locator.discovery import Candidate
 from locator.reading.actions import STOP_TASK
 from locator.reading.effects import read_unread, score_reads
-from locator.reading.evidence import ThresholdEvidence
 from locator.reading.geometry import GeometryActions
+from locator.reading.reader import ReadsEvidence, report_reading
 from locator.reading.selection import ScoredRead, best, deconflict
 from locator.reading.state import FileState, Termination
 from locator.reading.view import DecisionView, Seen
-from locator.result import ResultFile
-from locator.settings import Settings
 from locator.system_one.wire import NoulAnswer, Question
 from locator.task import Task
 
 READ_INSTRUCTIONS = "Would reading this range of the file add evidence about the code the task is about?"
 
 
-class RangeRuntime(Settings):
+class RangeRuntime(ReadsEvidence):
     actions: GeometryActions
     view: DecisionView
     parallel_threshold: float = Field(ge=0.0, le=1.0, description="Noul a read needs to run in parallel; also StopTask's bar")
     safety_epochs: int = Field(ge=1, description="epochs before the run ends as safety_budget")
-    evidence: ThresholdEvidence
 
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
         with ctx.stage("reading") as stage:
@@ -69,18 +66,10 @@ class RangeRuntime(Settings):
             for s in states:
                 s.termination = Termination.ACTION_SPACE_EXHAUSTED if not self.actions.propose(s) else termination
             requests = epochs + score_reads(ctx, task, states)
-            costs = [s.cost() for s in states]
-            stage.files.extend(costs)
-            stage.set(termination=termination.value, epochs=epochs, requests=requests, reads=reads_run,
-                      files_handed_off=len(states), files_read=sum(1 for s in states if s.read),
-                      coverage_pct_mean=round(sum(c.coverage_pct for c in costs) / len(costs), 3) if costs else None,
-                      max_stop_task_noul=round(best_stop, 6),
-                      **{f"terminated_{t.value}": sum(s.termination == t for s in states) for t in Termination})
+            report_reading(stage, states, termination=termination.value, epochs=epochs, requests=requests,
+                           reads=reads_run, max_stop_task_noul=round(best_stop, 6))
             ctx.decide(stage="reading", termination=termination.value, epochs=epochs)
         return states
-
-    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
-        return self.evidence.result_files(states, keep_unconfirmed)
 
     def _ask(self, task: Task, ctx: LocatorContext, states: list[FileState], seen: list[Seen],
              offered: list, epoch: int) -> tuple[float, list[ScoredRead]]:

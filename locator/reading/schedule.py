@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -27,6 +27,18 @@ class Choice:
 
 # Asks System One which of these files should be read now: (share of each file's path, the chosen path).
 AskFiles = Callable[[list[Choice]], tuple[dict[str, float], str]]
+
+
+@runtime_checkable
+class Schedule(Protocol):
+    """How the progressive reader groups files into requests and which chosen reads run now; any
+    class with these, named by `_target_` under `locator.reader.schedule`."""
+
+    offers_wait: ClassVar[bool]  # whether files may choose to wait for a later epoch
+
+    def groups(self, states: list[FileState]) -> list[list[FileState]]: ...
+
+    def select(self, reads: list[Choice], action_threshold: float, ask_files: AskFiles) -> list[Choice]: ...
 
 
 class BatchSchedule(Settings):

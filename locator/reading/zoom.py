@@ -23,11 +23,9 @@ from locator.base import LocatorContext
 from locator.discovery import Candidate
 from locator.hashing import blake3_hex
 from locator.reading.effects import read_unread, score_reads
-from locator.reading.evidence import ThresholdEvidence
 from locator.reading.per_file import run_per_file
+from locator.reading.reader import ReadsEvidence, report_reading
 from locator.reading.state import FileState, Termination
-from locator.result import ResultFile
-from locator.settings import Settings
 from locator.system_one.wire import ChoiceAnswer, Question
 from locator.task import Task
 from locator.windows import LineRange
@@ -55,7 +53,7 @@ class ZoomFile:
     probes: int = 0
 
 
-class SemanticZoom(Settings):
+class SemanticZoom(ReadsEvidence):
     regions: int = Field(ge=1, description="coarse regions per file (fewer when the file is shorter than regions x probe_lines)")
     probe_lines: int = Field(ge=1, description="lines of the midpoint probe of a region")
     max_selected: int = Field(ge=1, description="exploit regions kept per round at most")
@@ -65,7 +63,6 @@ class SemanticZoom(Settings):
     converge_lines: int = Field(ge=1, description="a selected region this short is not split further")
     round_budget: int = Field(ge=1, description="rounds before an unconverged file ends as budget_exhausted")
     seed: int = Field(description="seeds the exploration slot's tie break")
-    evidence: ThresholdEvidence
 
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
         with ctx.stage("reading") as stage:
@@ -75,19 +72,13 @@ class SemanticZoom(Settings):
             states = [z.state for z in files]
             requests = sum(s.rounds for s in states) + score_reads(ctx, task, states, {id(s): spans for s, spans in finals})
             costs = [z.state.cost().model_copy(update={"final_region_lines": [r.lines for r in z.selected]}) for z in files]
-            stage.files.extend(costs)
             final = [r.lines for z in files for r in z.selected]
-            stage.set(rounds=sum(s.rounds for s in states), requests=requests, probes=sum(z.probes for z in files),
-                      files_handed_off=len(states), files_read=sum(1 for s in states if s.read),
-                      converged=sum(s.termination == Termination.CONVERGED for s in states),
-                      round_budget_exits=sum(s.termination == Termination.BUDGET_EXHAUSTED for s in states),
-                      final_regions=len(final), final_region_lines_mean=round(sum(final) / len(final), 3) if final else None,
-                      coverage_pct_mean=round(sum(c.coverage_pct for c in costs) / len(costs), 3) if costs else None,
-                      **{f"terminated_{t.value}": sum(s.termination == t for s in states) for t in Termination})
+            report_reading(stage, states, costs, rounds=sum(s.rounds for s in states), requests=requests,
+                           final_region_lines_mean=round(sum(final) / len(final), 3) if final else None)
+            stage.count(probes=sum(z.probes for z in files), final_regions=len(final),
+                        converged=sum(s.termination == Termination.CONVERGED for s in states),
+                        round_budget_exits=sum(s.termination == Termination.BUDGET_EXHAUSTED for s in states))
         return states
-
-    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
-        return self.evidence.result_files(states, keep_unconfirmed)
 
     def _zoom(self, task: Task, ctx: LocatorContext, z: ZoomFile) -> None:
         s = z.state

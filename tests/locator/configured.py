@@ -64,7 +64,7 @@ def configured_locators(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     yield ("two_phase earlier reader (outline, chunked, fixed)",
            ["locator=two_phase", "locator/observation=chunked", "locator/expansion=fixed",
             "locator.reader.describe=outline", "locator.discovery.file_threshold=0.0", open_reader])
-    for runtime in ("range_runtime", "file_runtime", "evidence_filter", "semantic_zoom"):
+    for runtime in ("range_runtime", "file_runtime", "evidence_filter", "semantic_zoom", "definition_reader"):
         yield runtime, [f"locator={runtime}", "locator.discovery.file_threshold=0.0"]
     for version in ("off", "v1", "v2"):
         yield f"ast_lane {version}", ["locator=ast_lane", f"locator.lane.version={version}"]

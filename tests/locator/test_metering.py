@@ -278,5 +278,5 @@ def test_the_context_is_the_only_door():
     ctx = LocatorContext(RepositoryView(LOCATOR_DIR), Trace())
     held = {name: type(value).__name__ for name, value in vars(ctx).items()}
     assert not any(isinstance(value, RepositoryView) for value in vars(ctx).values()), held
-    assert set(vars(ctx)) == {"trace", "_system_one", "stages", "read", "index_read", "outline", "search", "stat",
-                              "candidate_files", "lines_read", "index_lines"}
+    assert set(vars(ctx)) == {"trace", "_system_one", "stages", "concurrency", "read", "index_read", "outline", "search",
+                              "stat", "candidate_files", "lines_read", "index_lines"}

@@ -56,21 +56,40 @@ def _stem(word: str) -> str:
     return sys.intern(_stemmer().stemWord(word))
 
 
+# Words whose tokens are kept, per tokenizer: a word is tokenized once, not at every occurrence (on 10
+# SWE-bench Lite instances tokenizing was 47.5 s of bm25's 89 s, over 4.96 M words). Bounded, least
+# recently used first out: ~30 MiB when full.
+WORD_CACHE_SIZE = 131072
+
+
+@lru_cache(maxsize=WORD_CACHE_SIZE)
+def _identifier_tokens(word: str) -> tuple[str, ...]:
+    parts = [p.lower() for p in _PART.findall(word)]
+    kept = [_stem(p) for p in parts if len(p) > 1 and p not in STOPWORDS]
+    if len(parts) > 1 and len(kept) > 1:
+        kept.append(sys.intern(word.lower().strip("_")))
+    return tuple(kept)
+
+
+@lru_cache(maxsize=WORD_CACHE_SIZE)
+def _plain_tokens(word: str) -> tuple[str, ...]:
+    return tuple(sys.intern(p.lower()) for p in _PART.findall(word))
+
+
 def tokenize(text: str) -> list[str]:
     """`identifier`: stemmed identifier parts plus whole compound identifiers, stopwords and 1-char parts dropped."""
     tokens: list[str] = []
     for word in _WORD.findall(text):
-        parts = [p.lower() for p in _PART.findall(word)]
-        kept = [_stem(p) for p in parts if len(p) > 1 and p not in STOPWORDS]
-        tokens.extend(kept)
-        if len(parts) > 1 and len(kept) > 1:
-            tokens.append(word.lower().strip("_"))
+        tokens.extend(_identifier_tokens(word))
     return tokens
 
 
 def tokenize_plain(text: str) -> list[str]:
     """`plain`: every alphanumeric/CamelCase part, lowercased; no stemming, stopwords or compounds."""
-    return [sys.intern(p.lower()) for word in _WORD.findall(text) for p in _PART.findall(word)]
+    tokens: list[str] = []
+    for word in _WORD.findall(text):
+        tokens.extend(_plain_tokens(word))
+    return tokens
 
 
 TOKENIZERS: dict[Tokenizer, Callable[[str], list[str]]] = {

@@ -845,6 +845,12 @@ MUTATIONS = [
     Mutation("more definitions offered than the bound", "locator/reading/definition_reader.py",
              "ctx.outline(s.path).definitions[: self.max_offered]", "ctx.outline(s.path).definitions",
              ("tests/locator/reading/test_definition_reader.py::test_offered_definitions_are_bounded",)),
+    # --- issue 28: speed and scale
+    Mutation("a cached word loses its compound token", "locator/text.py",
+             '        kept.append(sys.intern(word.lower().strip("_")))', "        pass", ("tests/locator/test_text_and_outline.py::test_a_word_tokenized_once_gives_the_tokens_of_every_occurrence_and_the_cache_is_bounded",)),
+    Mutation("the word cache unbounded", "locator/text.py",
+             "@lru_cache(maxsize=WORD_CACHE_SIZE)\ndef _identifier_tokens", "@lru_cache(maxsize=None)\ndef _identifier_tokens",
+             ("tests/locator/test_text_and_outline.py::test_a_word_tokenized_once_gives_the_tokens_of_every_occurrence_and_the_cache_is_bounded",)),
 ]
 
 

@@ -77,3 +77,21 @@ def test_an_outline_kept_on_disk_is_read_back_by_a_new_process_and_remade_when_u
         assert definitions("def g(:\n") == []
     finally:
         outline.keep_on_disk(None)
+
+
+def test_a_word_tokenized_once_gives_the_tokens_of_every_occurrence_and_the_cache_is_bounded():
+    from benchmarks.tokenize_words import word_by_word  # the rules applied at every occurrence, as before
+    from experiments.paths import PROJECT_ROOT
+    from locator import text as t
+
+    corpus = [p.read_text(encoding="utf-8") for p in sorted((PROJECT_ROOT / "locator").rglob("*.py"))]
+    corpus += ["HTTPServer2 __init__ parse_config_v2 ÄÖ x_y_z 12abc _a_ URLError", "  ".join(corpus[:3]) * 2]
+    for text in corpus:
+        assert tokenize(text) == word_by_word(text, plain=False)
+        assert t.tokenize_plain(text) == word_by_word(text, plain=True)
+    for cached in (t._identifier_tokens, t._plain_tokens):
+        assert cached.cache_info().maxsize == t.WORD_CACHE_SIZE
+        assert cached.cache_info().hits > 0
+    t._identifier_tokens.cache_clear()
+    tokenize(" ".join(f"word{i}x" for i in range(t.WORD_CACHE_SIZE + 10)))
+    assert t._identifier_tokens.cache_info().currsize == t.WORD_CACHE_SIZE

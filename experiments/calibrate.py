@@ -32,6 +32,13 @@ def settings_table(arms, params: list[str], quality: str, cost: str, choose: str
         tasks = task_values(arm).loc[shared]
         if "split" not in tasks:
             raise AnalysisError(f"{arm.label}: its per-task table has no split column (re-score it with experiments.score)")
+        present = sorted(tasks["split"].dropna().astype(str).unique())
+        for split, option in ((choose, "--choose-split"), (report, "--report-split")):
+            if split not in present:  # an empty split would make every setting "pareto" and recommend a NaN
+                raise AnalysisError(
+                    f"{arm.label}: no task of the shared set is in split {split!r} ({option}); splits present: "
+                    f"{present or 'none'}. Calibrate chooses on one split and reports on another: run the sweep on a "
+                    "dataset whose tasks carry metadata.split (dataset=swebench_lite_pypi), or name splits it has")
         missing = [p for p in params if p not in arm.params]
         if missing:
             raise AnalysisError(f"{arm.label}: parameters {missing} were not logged by this run")

@@ -851,6 +851,12 @@ MUTATIONS = [
     Mutation("the word cache unbounded", "locator/text.py",
              "@lru_cache(maxsize=WORD_CACHE_SIZE)\ndef _identifier_tokens", "@lru_cache(maxsize=None)\ndef _identifier_tokens",
              ("tests/locator/test_text_and_outline.py::test_a_word_tokenized_once_gives_the_tokens_of_every_occurrence_and_the_cache_is_bounded",)),
+    # --- issue 27: the UI answers which setting wins
+    Mutation("calibrate on a split the tasks lack", "experiments/calibrate.py",
+             "            if split not in present:", "            if False:",
+             ("tests/experiments/test_analysis.py::test_calibrate_refuses_a_split_the_tasks_do_not_have",)),
+    Mutation("httpx's line per request on the console", "conf/config.yaml", "      httpx: {level: WARNING}\n", "",
+             ("tests/experiments/test_readme.py",)),
 ]
 
 

@@ -282,3 +282,13 @@ def test_repeatability_with_sampled_decisions_sees_the_noise(tmp_path, capsys):
     assert "decisions are sampled" in out and "VIOLATION" not in out
     per_task = pd.read_csv(ws.root / "report" / "per_task.csv", index_col=0)
     assert per_task.identical.sum() < len(per_task)  # the model's noise is seen
+
+
+def test_calibrate_refuses_a_split_the_tasks_do_not_have(store, capsys):
+    """The demo set has no split: n[dev]=0 made every setting 'pareto' and still named a recommendation."""
+    [parent] = store.runs("loclab-local", "tags.`loclab.kind` = 'sweep'")
+    code = calibrate.main(_args(store, "--sweep", parent.info.run_id, "--param", "locator.top_files",
+                                "--choose-split", "validation"))
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no task of the shared set is in split 'validation' (--choose-split); splits present: ['dev', 'test']" in err

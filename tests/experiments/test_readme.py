@@ -59,6 +59,7 @@ def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file):
     with system_one_server(tmp_path / "server-cache", *[a for a in serve[1:] if not a.startswith("server.port=")]) as url:
         proc = _run(ws, _narrowed(http_sweep), env={"LOCLAB_SYSTEM_ONE_URL": url})
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "HTTP Request:" not in proc.stdout + proc.stderr  # httpx's line per request stays off the console
 
     demo_jobs = sorted(ws.jobs(), key=lambda r: r.info.start_time)
     [repeated] = [j for j in demo_jobs if j.data.params.get("repeats") == "2"]

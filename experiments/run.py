@@ -38,7 +38,7 @@ from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.report import headline_figure, job_description, per_task_frame, print_summary
-from experiments.sweep_worker import end_with_the_sweep
+from experiments.sweep_worker import end_with_the_sweep, working_for
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
     PARENT_RUN_ENV, PARENT_TAG, TrackingUnreachableError, close_stale_runs, ensure_experiment, finished_job, flatten,
@@ -218,7 +218,8 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
     if parent:
         tags[PARENT_TAG] = parent
     run_name = redact(job_run_name(locator_name, cfg.dataset.name, overrides))[:250]
-    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=tags):
+    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=tags) as active:
+        working_for(active.info.run_id, mlflow.get_tracking_uri())
         try:
             mlflow.log_params(flatten(cfg, PARAM_GROUPS))
             if setup_error is not None:
@@ -230,6 +231,8 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
             if isinstance(exc, (SystemExit, KeyboardInterrupt)):
                 mlflow.end_run(status="KILLED")  # stopped from outside: a rerun resumes it
             raise  # otherwise the run ends FAILED
+        finally:
+            working_for(None)
 
 
 def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: Stage, localize_missing: bool,

@@ -4,16 +4,18 @@ process is gone. `kill -9` of the main process reaches none of them: 8 workers (
 
 from __future__ import annotations
 
-import _thread
 import os
 import threading
 import time
 
+from mlflow.tracking import MlflowClient
+
 SWEEP_PID_ENV = "LOCLAB_SWEEP_MAIN_PID"
 POLL_S = 1.0
-GRACE_S = 20.0  # for the job to mark its run KILLED before the worker is ended outright
+_PARENT_TAG = "mlflow.parentRunId"
 
 _watching = threading.Event()
+_job: dict[str, str] = {}  # the run this worker's job is recording, and the store it is in
 
 
 def mark_sweep_main() -> None:
@@ -21,10 +23,19 @@ def mark_sweep_main() -> None:
     os.environ[SWEEP_PID_ENV] = str(os.getpid())
 
 
+def working_for(run_id: str | None, tracking_uri: str | None = None) -> None:
+    """The job run in progress in this process (None when it has ended), for the watcher to close."""
+    _job.clear()
+    if run_id is not None and tracking_uri is not None:
+        _job.update(run_id=run_id, tracking_uri=tracking_uri)
+
+
 def end_with_the_sweep() -> None:
-    """In a worker process of a sweep: a watcher that interrupts the job (KeyboardInterrupt, so its run
-    ends KILLED) when the worker's parent changes — the main process died and the worker was
-    re-parented — then ends the process. Idempotent; nothing in the sweep's main process or a single job."""
+    """In a worker process of a sweep: a watcher that, when the worker's parent changes (the main
+    process died and the worker was re-parented), marks the job's run and its running task runs KILLED
+    and ends the process. It does not signal the job: loky workers ignore SIGINT, so an interrupt
+    would be lost and the job would run to its end. Idempotent; nothing in the sweep's main process or
+    a single job."""
     main = os.environ.get(SWEEP_PID_ENV)
     if not main or int(main) == os.getpid() or _watching.is_set():
         return
@@ -34,8 +45,17 @@ def end_with_the_sweep() -> None:
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(POLL_S)
-        _thread.interrupt_main()
-        time.sleep(GRACE_S)
+        job = dict(_job)
+        if job:
+            _mark_killed(MlflowClient(tracking_uri=job["tracking_uri"]), job["run_id"])
         os._exit(1)
 
     threading.Thread(target=watch, name="loclab-sweep-watch", daemon=True).start()
+
+
+def _mark_killed(client: MlflowClient, run_id: str) -> None:
+    experiment = client.get_run(run_id).info.experiment_id
+    for task in client.search_runs([experiment], f"tags.`{_PARENT_TAG}` = '{run_id}' and attributes.status = 'RUNNING'"):
+        client.set_terminated(task.info.run_id, status="KILLED")
+    client.set_tag(run_id, "loclab.error", "the sweep's main process died; this worker ended its job")
+    client.set_terminated(run_id, status="KILLED")

@@ -60,10 +60,14 @@ def test_the_served_model_answers_the_same_requests_as_the_embedded_one(served):
 
 
 def test_a_two_phase_job_runs_through_the_real_server(served, tmp_path, subject_cache):
+    """The whole path, kept small (two files handed off, one round each): the seed's budget took 15
+    requests and 40,000 prompt tokens, past the job's 10-minute limit when two suites shared the cores."""
     ws = Workspace(tmp_path / "ws", subject_cache)
     proc = ws.run("experiments.run", "system_one=openai_logprobs", f"system_one.backend.base_url={served}",
                   "system_one.model=qwen2.5-coder-0.5b-instruct-q4_k_m", "system_one.max_concurrency=1",
-                  "system_one.backend.parallel_questions=1", "tasks=[demo-click-001]")
+                  "system_one.backend.parallel_questions=1", "tasks=[demo-click-001]",
+                  "locator.discovery.max_files=2", "locator.reader.budget.soft_rounds=1",
+                  "locator.reader.budget.hard_rounds=1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     [job] = ws.jobs()
     assert job.info.status == "FINISHED" and job.data.metrics["tasks/ok"] == 1

@@ -33,9 +33,9 @@ def working_for(run_id: str | None, tracking_uri: str | None = None) -> None:
 def end_with_the_sweep() -> None:
     """In a worker process of a sweep: a watcher that, when the worker's parent changes (the main
     process died and the worker was re-parented), marks the job's run and its running task runs KILLED
-    and ends the process. It does not signal the job: loky workers ignore SIGINT, so an interrupt
-    would be lost and the job would run to its end. Idempotent; nothing in the sweep's main process or
-    a single job."""
+    and ends the process. It does not interrupt the job: `_thread.interrupt_main()` sends no signal and
+    is seen only when the main thread next runs Python code, and with it a job ran on to FINISHED.
+    Idempotent; nothing in the sweep's main process or a single job."""
     main = os.environ.get(SWEEP_PID_ENV)
     if not main or int(main) == os.getpid() or _watching.is_set():
         return

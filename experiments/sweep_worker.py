@@ -12,7 +12,7 @@ from mlflow.tracking import MlflowClient
 
 SWEEP_PID_ENV = "LOCLAB_SWEEP_MAIN_PID"
 POLL_S = 1.0
-_PARENT_TAG = "mlflow.parentRunId"
+PARENT_TAG = "mlflow.parentRunId"  # MLflow's own tag for a nested run
 
 _watching = threading.Event()
 _job: dict[str, str] = {}  # the run this worker's job is recording, and the store it is in
@@ -47,15 +47,19 @@ def end_with_the_sweep() -> None:
             time.sleep(POLL_S)
         job = dict(_job)
         if job:
-            _mark_killed(MlflowClient(tracking_uri=job["tracking_uri"]), job["run_id"])
+            mark_killed(MlflowClient(tracking_uri=job["tracking_uri"]), job["run_id"],
+                        "the sweep's main process died; this worker ended its job")
         os._exit(1)
 
     threading.Thread(target=watch, name="loclab-sweep-watch", daemon=True).start()
 
 
-def _mark_killed(client: MlflowClient, run_id: str) -> None:
+def mark_killed(client: MlflowClient, run_id: str, reason: str) -> None:
+    """A job run, and its task runs still RUNNING, ended KILLED with the reason in `loclab.error`: the
+    one way a run whose process is gone is closed (by this watcher, or by the next job on the host)."""
     experiment = client.get_run(run_id).info.experiment_id
-    for task in client.search_runs([experiment], f"tags.`{_PARENT_TAG}` = '{run_id}' and attributes.status = 'RUNNING'"):
+    for task in client.search_runs([experiment], f"tags.`{PARENT_TAG}` = '{run_id}' and attributes.status = 'RUNNING'",
+                                   max_results=5000):
         client.set_terminated(task.info.run_id, status="KILLED")
-    client.set_tag(run_id, "loclab.error", "the sweep's main process died; this worker ended its job")
+    client.set_tag(run_id, "loclab.error", reason)
     client.set_terminated(run_id, status="KILLED")

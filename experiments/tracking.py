@@ -22,7 +22,7 @@ from mlflow.entities import Run, RunStatus
 from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.sweep_worker import mark_sweep_main
+from experiments.sweep_worker import PARENT_TAG, mark_killed, mark_sweep_main
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact, redact_logging, redact_std_streams, redact_value
 from locator.system_one.cache import DecisionCache
@@ -31,7 +31,6 @@ PARENT_RUN_ENV = "LOCLAB_MLFLOW_PARENT_RUN_ID"
 # The UI opens an experiment with traces in its GenAI view, which hides the runs table; a loclab
 # experiment is a table of jobs and their metrics, so it is marked as model development.
 EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
-PARENT_TAG = "mlflow.parentRunId"
 
 
 def ui_command(tracking: DictConfig) -> str:
@@ -204,11 +203,7 @@ def close_stale_runs(client: MlflowClient, experiment_id: str) -> list[str]:
     for run in _runs(client, experiment_id, "tags.`loclab.kind` = 'job' and attributes.status = 'RUNNING'"):
         if not _process_gone(run):
             continue
-        for task in _runs(client, experiment_id,
-                          f"tags.`{PARENT_TAG}` = '{run.info.run_id}' and attributes.status = 'RUNNING'"):
-            client.set_terminated(task.info.run_id, status="KILLED")
-        client.set_tag(run.info.run_id, "loclab.error", "process gone while RUNNING (killed); marked KILLED on rerun")
-        client.set_terminated(run.info.run_id, status="KILLED")
+        mark_killed(client, run.info.run_id, "process gone while RUNNING (killed); marked KILLED on rerun")
         killed.append(run.info.run_id)
     return killed
 

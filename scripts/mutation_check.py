@@ -858,7 +858,7 @@ MUTATIONS = [
     Mutation("httpx's line per request on the console", "conf/config.yaml", "      httpx: {level: WARNING}\n", "",
              ("tests/experiments/test_readme.py",)),
     Mutation("a dying sweep's worker leaves its run RUNNING", "experiments/sweep_worker.py",
-             '            _mark_killed(MlflowClient(tracking_uri=job["tracking_uri"]), job["run_id"])', "            pass",
+             '            mark_killed(MlflowClient(tracking_uri=job["tracking_uri"]), job["run_id"],\n', "            (",
              ("tests/reliability/test_faults.py::test_kill_9_of_a_parallel_sweeps_main_process_ends_its_workers_and_their_runs",)),
 ]
 

@@ -15,7 +15,7 @@ from metrics.statistics import MIN_CLUSTERS_FOR_CI
 SUMMARY_METRICS = (
     "file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr", "file_map",
     "function_acc_all@5", "innermost_entity_acc_all@5", "line_recall", "line_precision", "gold_region_recall", "selected_file_recall",
-    "discovery_recall", "discovery_rank_worst", "reader_conversion", "handoff_line_recall",
+    "discovery_recall", "discovery_rank_worst", "reader_conversion", "handoff_line_recall", "follow_recall",
     "model_calls", "physical_model_calls", "input_tokens", "output_tokens", "source_lines_read", "index_lines", "elapsed_ms",
     "source_tokens", "response_json_tokens", "two_turn_json_tokens",
     "pack_line_recall", "false_complete_claims", "rendered_tokens",

@@ -107,6 +107,8 @@ class FileCost(Record):
     final_region_lines: list[int] | None = Field(
         default=None, description="semantic zoom: the line count of each region it ended on")
     termination: str | None = None
+    entered_by: str | None = Field(default=None, description="how the file entered the stage: handoff | follow")
+    followed_from: str | None = Field(default=None, description="entered_by=follow: the file it was followed from")
 
 
 class StageCost(Record):
@@ -204,6 +206,8 @@ class Handoff(Record):
     stage: str
     ranked: list[str]
     handed_off: list[str]
+    followed: list[str] = Field(default_factory=list, description="files the reader followed into (FollowFile), "
+                                "in the order they entered")
 
 
 class LocalizationResult(Record):

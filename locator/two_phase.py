@@ -19,6 +19,7 @@ from pydantic import Field
 from locator.base import LocatorContext, LocatorOutput
 from locator.discovery import Discovery
 from locator.reading.reader import Reader
+from locator.reading.state import Entry
 from locator.result import ResultFile
 from locator.retrieval.ranking import Ranking, RankedFile, reciprocal_rank_fusion
 from locator.settings import Settings
@@ -65,6 +66,9 @@ class TwoPhaseLocator(Settings):
     def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
         discovered = self.discovery.discover(task, ctx, ctx.candidate_files(self.file_suffixes))
         states = self.reader.read(task, ctx, discovered.handed_off)
+        followed = [s.path for s in states if s.entry is Entry.FOLLOW]
+        # A followed file ranks after the handed-off files in Phase 1's order, in the order it entered.
         files = _reorder(self.reader.result_files(states, self.keep_unconfirmed_files),
-                         [c.info.path for c in discovered.handed_off], self.rank_by, self.rrf_k)
-        return LocatorOutput(files=files, confidence_semantics=_NOUL, handoff=discovered.handoff())
+                         [c.info.path for c in discovered.handed_off] + followed, self.rank_by, self.rrf_k)
+        return LocatorOutput(files=files, confidence_semantics=_NOUL,
+                             handoff=discovered.handoff().model_copy(update={"followed": followed}))

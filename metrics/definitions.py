@@ -113,6 +113,8 @@ def _specs() -> list[MetricSpec]:
                                            "handed off (undefined when none was handed off)"),
         MetricSpec("handoff_line_recall", f, "evidence-line recall within the handed-off gold files: what the reader "
                                              "found of the gold it was given (undefined when none was handed off)"),
+        MetricSpec("follow_recall", f, "gold files the reader followed into (FollowFile) that the first stage had not "
+                                       "handed off / gold files: what following recovered (0 with locator/follow=fixed)"),
     ]
     r = MetricKind.REVIEW
     seed = "the blind evaluator's score, 0-10 (seed 000's dimension: "

@@ -69,11 +69,12 @@ def average_precision(ranked: list[str], gold: set[str]) -> float:
 
 def funnel_metrics(result: LocalizationResult, gold_files: set[str], gold_lines: dict[str, set[int]],
                    predicted_lines: dict[str, set[int]]) -> dict[str, float | None]:
-    """Where the gold was lost: in the first stage's ranking, at its hand-off, or in the reader."""
+    """Where the gold was lost: in the first stage's ranking, at its hand-off, or in the reader; and
+    what FollowFile recovered that the hand-off missed."""
     handoff = result.handoff
     if handoff is None or not gold_files:
         return dict.fromkeys(("discovery_recall", "discovery_rank_best", "discovery_rank_worst", "reader_conversion",
-                              "handoff_line_recall"))
+                              "handoff_line_recall", "follow_recall"))
     rank = {path: n for n, path in enumerate(handoff.ranked, 1)}
     ranks = [rank.get(path) for path in sorted(gold_files)]
     handed = gold_files & set(handoff.handed_off)
@@ -86,6 +87,7 @@ def funnel_metrics(result: LocalizationResult, gold_files: set[str], gold_lines:
         "discovery_rank_worst": None if None in ranks else max(ranks),
         "reader_conversion": len(handed & with_evidence) / len(handed) if handed else None,
         "handoff_line_recall": found / handed_gold_lines if handed_gold_lines else None,
+        "follow_recall": len((gold_files & set(handoff.followed)) - handed) / len(gold_files),
     }
 
 

@@ -1,5 +1,10 @@
 """The reading loop: state -> actions -> one Choice per file, a request per group -> policy ->
-read and observe -> budget, until no file is left."""
+read and observe -> budget, until no file is left.
+
+With `locator/follow=references` a file's Choice also offers the files its observations refer to
+(FollowFile); one chosen at or above the action threshold joins the frontier with its own state and
+budget from the next epoch (within the bounds; admitted in file order), and one chosen below it
+ends the file, as a read below it does under the batch schedule."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from locator.discovery import Candidate
 from locator.reading.actions import STOP_FILE, WAIT, ReadRange
 from locator.reading.budget import RoundBudget
 from locator.reading.effects import Observe, read_and_observe
+from locator.reading.follow import FollowFile, FollowFiles, FollowLedger, ModuleIndex
 from locator.reading.reader import ReadsEvidence, report_reading
 from locator.reading.schedule import Choice, Schedule
 from locator.reading.sources import ActionSource
@@ -39,15 +45,22 @@ class ProgressiveReader(ReadsEvidence):
     action_threshold: float = Field(ge=0.0, le=1.0, description="choice probability a read needs to run")
     observation: Observe
     describe: Describe
+    follow: FollowFiles | None = Field(description="FollowFile bounds (locator/follow=references); null: the file set is fixed")
 
     def actions(self, state: FileState) -> list[ReadRange]:
         return [a for source in self.sources.values() for a in source.propose(state)][: self.max_actions]
 
+    def _state(self, ctx: LocatorContext, state: FileState) -> FileState:
+        if self.describe is Describe.OUTLINE:
+            state.signatures = ctx.outline(state.path).signatures
+        return state
+
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
         with ctx.stage("reading") as stage:
-            states = [FileState(c, ctx.outline(c.info.path).signatures if self.describe is Describe.OUTLINE else None)
-                      for c in handed_off]
-            epochs = requests = file_choices = 0
+            states = [self._state(ctx, FileState(c, None)) for c in handed_off]
+            ledger = None if self.follow is None else FollowLedger(
+                self.follow, ModuleIndex(ctx.candidate_files(None)), {c.info.path for c in handed_off})
+            epochs = requests = file_choices = follows_offered = 0
 
             def ask_files(candidates: list[Choice]) -> tuple[dict[str, float], str]:
                 nonlocal file_choices
@@ -56,23 +69,28 @@ class ProgressiveReader(ReadsEvidence):
 
             while True:
                 actions = {id(s): self.actions(s) for s in states if s.termination is None}
+                follows = {id(s): ledger.propose(s, once=False) if ledger is not None else [] for s in states
+                           if s.termination is None}
                 for s in states:
-                    if s.termination is None and not actions[id(s)]:
+                    if s.termination is None and not actions[id(s)] and not follows[id(s)]:
                         s.termination = Termination.ACTION_SPACE_EXHAUSTED
                 eligible = [s for s in states if s.termination is None]
                 if not eligible:
                     break
                 epochs += 1
+                follows_offered += sum(len(follows[id(s)]) for s in eligible)
                 groups = self.schedule.groups(eligible)
-                choices = self._choose(task, ctx, groups, actions)
+                choices = self._choose(task, ctx, groups, actions, follows)
                 requests += len(groups)
                 for c in choices:
                     if c.stop:
                         c.state.termination = Termination.MODEL_STOP
+                admitted = self._follow(ctx, ledger, [c for c in choices if c.follow is not None])
+                states += admitted
                 reads = [c for c in choices if c.action is not None]
                 chosen = self.schedule.select(reads, self.action_threshold, ask_files)
                 selected = {c.state: c.action for c in chosen}
-                if not selected:
+                if not selected and not admitted:
                     waiting = {id(c.state) for c in choices if c.wait}
                     for s in eligible:
                         if s.termination is None:
@@ -86,9 +104,22 @@ class ProgressiveReader(ReadsEvidence):
             report_reading(stage, states, epochs=epochs, requests=requests + file_choices, epoch_file_choices=file_choices,
                            max_rounds_of_a_file=max((s.rounds for s in states), default=0),
                            ranges_read=sum(len(merge_ranges(s.read)) for s in states))
+            if ledger is not None:
+                stage.count(**ledger.details(), follows_offered=follows_offered)
             ctx.decide(stage="reading", termination={s.path: str(s.termination) for s in states},
                        rounds={s.path: s.rounds for s in states})
         return states
+
+    def _follow(self, ctx: LocatorContext, ledger: FollowLedger | None, chosen: list[Choice]) -> list[FileState]:
+        """The files this epoch's follow choices bring in, in file order; a follow below the action
+        threshold ends its file."""
+        admitted = []
+        for c in chosen:
+            if c.probability < self.action_threshold:
+                c.state.termination = Termination.NO_ACTION_ABOVE_THRESHOLD
+            elif (state := ledger.admit(c.follow, c.probability)) is not None:
+                admitted.append(self._state(ctx, state))
+        return admitted
 
     def _request_state(self, task: Task, group: list[FileState]) -> dict[str, Any]:
         return {"task": task.text, "stage": "reading", "reader": {s.path: s.summary() for s in group}}
@@ -104,13 +135,14 @@ class ProgressiveReader(ReadsEvidence):
         return shares, candidates[int(answer.choice[1:])].state.path
 
     def _choose(self, task: Task, ctx: LocatorContext, groups: list[list[FileState]],
-                actions: dict[int, list[ReadRange]]) -> list[Choice]:
+                actions: dict[int, list[ReadRange]], follows: dict[int, list[FollowFile]]) -> list[Choice]:
         """One Choice question per file, one request per group."""
         calls = []
         for group in groups:
             items = []
             for s in group:
-                options = {STOP_FILE.key: STOP_FILE.description} | {a.key: a.description for a in actions[id(s)]}
+                options = {STOP_FILE.key: STOP_FILE.description} | {a.key: a.description for a in actions[id(s)]} \
+                    | {f.key: f.description for f in follows[id(s)]}
                 if self.schedule.offers_wait:
                     options[WAIT.key] = WAIT.description
                 items.append((s, Question(type="choice", instructions=CHOICE_INSTRUCTIONS, criteria=options,
@@ -119,6 +151,7 @@ class ProgressiveReader(ReadsEvidence):
         choices = []
         for s, answer in ctx.ask_keyed(calls, prefix="file", expect=ChoiceAnswer):
             by_key = {a.key: a for a in actions[id(s)]}
+            follow = {f.key: f for f in follows[id(s)]}.get(answer.choice)
             choices.append(Choice(s, by_key.get(answer.choice), answer.probabilities.get(answer.choice, 0.0),
-                                  stop=answer.choice == STOP_FILE.key, wait=answer.choice == WAIT.key))
+                                  stop=answer.choice == STOP_FILE.key, wait=answer.choice == WAIT.key, follow=follow))
         return choices

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from locator.reading.state import FileState, Observation
+from locator.reading.state import Entry, FileState, Observation
 from locator.result import Confidence, Evidence, ResultFile, Role
 from locator.settings import Settings
 from locator.windows import LineRange
 
 OBSERVATION_INSTRUCTIONS = "Does this excerpt contain the code the task is about?"
+
+
+def _entered(s: FileState) -> str:
+    if s.entry is Entry.FOLLOW:
+        return f"followed from {s.followed_from} (noul {s.candidate.score:.3f})"
+    return f"discovery noul {s.candidate.score:.3f}"
 
 
 class ThresholdEvidence(Settings):
@@ -57,8 +63,10 @@ class ThresholdEvidence(Settings):
             score = evidence[0].confidence.score if evidence else s.candidate.score
             files.append((score, ResultFile(
                 path=s.path, role=self.role(evidence),
-                confidence=Confidence.of(score, "noul", "best evidence span" if evidence else "file discovery from metadata only"),
-                reason=f"discovery noul {s.candidate.score:.3f}; rounds {s.rounds}; terminated: {s.termination}",
+                confidence=Confidence.of(score, "noul", "best evidence span" if evidence else
+                                         "FollowFile noul on the reference" if s.entry is Entry.FOLLOW else
+                                         "file discovery from metadata only"),
+                reason=f"{_entered(s)}; rounds {s.rounds}; terminated: {s.termination}",
                 evidence=evidence,
             )))
         return [f for _, f in sorted(files, key=lambda sf: (-sf[0], sf[1].path))]

@@ -14,6 +14,12 @@ file and running the displayed best read: StopFile while a read clears the thres
 ContinueFile while none does. A below-threshold read runs only after that authorization; there
 is no unconditional fallback. No read left: `action_space_exhausted`, without asking. After
 `safety_epochs` epochs: `budget_exhausted`. Evidence is scored after navigation.
+
+With `locator/follow=imports` (FollowFile), each epoch's request also carries a Noul per file the
+file's observations refer to (each offered once; what is left when the file ends is asked in one
+last request); a follow at or above `read_threshold` is wanted. When every runtime of a wave has
+ended, the wanted files are admitted in hand-off order within the bounds, each with a runtime of its
+own, and they form the next wave: so admission never depends on which runtime finished first.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from locator.reading.actions import FINALIZE_FILE, READ_BEST, ReadRange
 from locator.reading.actions import STOP_FILE_SUFFICIENT as STOP_FILE
 from locator.reading.effects import read_unread, score_reads
 from locator.reading.evidence_filter import MinimalEvidenceFilter
+from locator.reading.follow import FOLLOW_INSTRUCTIONS, FollowFile, FollowFiles, FollowLedger, ModuleIndex
 from locator.reading.geometry import GeometryActions
 from locator.reading.per_file import run_per_file
 from locator.reading.framing import WORDINGS, Framing
@@ -39,8 +46,12 @@ from locator.reading.reader import ReadsEvidence, report_reading
 from locator.reading.selection import ScoredRead, best, deconflict
 from locator.reading.state import FileState, Termination
 from locator.reading.view import DecisionView, Seen
-from locator.system_one.wire import ChoiceAnswer, Question
+from locator.system_one.wire import ChoiceAnswer, NoulAnswer, Question
 from locator.task import Task
+
+def _follow_question(follow: FollowFile) -> Question:
+    return Question(type="noul", instructions=FOLLOW_INSTRUCTIONS, criteria=follow.description)
+
 
 RECONCILE_INSTRUCTIONS = "The control choice and the read utilities disagree. Finish this file, or run the read shown?"
 
@@ -75,6 +86,9 @@ class FileRuntime:
     seen: list[Seen] = field(default_factory=list)
     yields: list[EpochYield] = field(default_factory=list)
     reconciliations: Counter = field(default_factory=Counter)
+    wanted: list[tuple[FollowFile, float]] = field(default_factory=list)  # follows at or above the threshold
+    follows_offered: int = 0
+    follow_requests: int = 0  # the last request of a file that ended with follows not yet asked
 
     def low_utility_streak(self, threshold: float) -> int:
         streak = 0
@@ -93,13 +107,22 @@ class FileRuntimes(ReadsEvidence):
     safety_epochs: int = Field(ge=1, description="epochs a file may take before it ends as budget_exhausted")
     telemetry_epochs: int = Field(ge=0, description="recent epochs whose yield the DecisionView shows")
     evidence_filter: MinimalEvidenceFilter | None
+    follow: FollowFiles | None = Field(description="FollowFile bounds (locator/follow=imports); null: the file set is fixed")
 
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
         with ctx.stage("reading") as stage:
             runtimes = [FileRuntime(FileState(c, None)) for c in handed_off]
-            run_per_file(ctx, runtimes, lambda rt: rt.state, lambda rt: self._run(task, ctx, rt))
+            ledger = None if self.follow is None else FollowLedger(
+                self.follow, ModuleIndex(ctx.candidate_files(None)), {c.info.path for c in handed_off})
+            wave = runtimes
+            while wave:
+                run_per_file(ctx, wave, lambda rt: rt.state, lambda rt: self._run(task, ctx, rt, ledger))
+                wave = [] if ledger is None else [
+                    FileRuntime(state) for rt in wave for action, score in rt.wanted
+                    if (state := ledger.admit(action, score)) is not None]
+                runtimes += wave
             states = [rt.state for rt in runtimes]
-            requests = sum(len(rt.yields) + sum(rt.reconciliations.values()) for rt in runtimes)
+            requests = sum(len(rt.yields) + sum(rt.reconciliations.values()) + rt.follow_requests for rt in runtimes)
             requests += score_reads(ctx, task, states)
             kinds = Counter(k for rt in runtimes for k in rt.reconciliations.elements())
             modes = Counter(y.selection for rt in runtimes for y in rt.yields)
@@ -109,13 +132,22 @@ class FileRuntimes(ReadsEvidence):
                            model_stop_rate=round(stops / len(states), 6) if states else None)
             stage.count(**{f"reconciliations_{k.value}": kinds[k] for k in Reconciliation},
                         **{f"selection_{m.value}": modes[m] for m in Selection})
+            if ledger is not None:
+                stage.count(**ledger.details(), follows_offered=sum(rt.follows_offered for rt in runtimes),
+                            follows_wanted=sum(len(rt.wanted) for rt in runtimes))
             ctx.decide(stage="reading", termination={s.path: str(s.termination) for s in states},
                        epochs={s.path: s.rounds for s in states})
         if self.evidence_filter is not None:
             self.evidence_filter.apply(task, ctx, states, self.evidence)
         return states
 
-    def _run(self, task: Task, ctx: LocatorContext, rt: FileRuntime) -> None:
+    def _run(self, task: Task, ctx: LocatorContext, rt: FileRuntime, ledger: FollowLedger | None) -> None:
+        self._navigate(task, ctx, rt, ledger)
+        if ledger is not None and (left := ledger.propose(rt.state, once=True)):
+            rt.follow_requests += 1
+            self._ask_follows(task, ctx, rt, left)
+
+    def _navigate(self, task: Task, ctx: LocatorContext, rt: FileRuntime, ledger: FollowLedger | None) -> None:
         s = rt.state
         while True:
             actions = self.actions.propose(s)
@@ -126,7 +158,8 @@ class FileRuntimes(ReadsEvidence):
                 s.termination = Termination.BUDGET_EXHAUSTED
                 return
             s.rounds += 1
-            control, reads = self._ask_epoch(task, ctx, rt, actions)
+            follows = [] if ledger is None else ledger.propose(s, once=True)
+            control, reads = self._ask_epoch(task, ctx, rt, actions, follows)
             above = deconflict([r for r in reads if r.score >= self.read_threshold])
             top = best(reads)
             if control == STOP_FILE.key and not above:
@@ -162,17 +195,30 @@ class FileRuntimes(ReadsEvidence):
             },
         }
 
-    def _ask_epoch(self, task: Task, ctx: LocatorContext, rt: FileRuntime,
-                   actions: list[ReadRange]) -> tuple[str, list[ScoredRead]]:
-        """The epoch's one mixed request: the control Choice (shown the DecisionView) and a Noul per read."""
+    def _ask_epoch(self, task: Task, ctx: LocatorContext, rt: FileRuntime, actions: list[ReadRange],
+                   follows: list[FollowFile]) -> tuple[str, list[ScoredRead]]:
+        """The epoch's one mixed request: the control Choice (shown the DecisionView), a Noul per read
+        and a Noul per follow (its wanted follows recorded on the runtime)."""
         view, wording = self.view.render(rt.seen), WORDINGS[self.framing]
         items: list[tuple[Any, Question]] = [("control", Question(
             type="choice", instructions=wording.control,
             criteria={wording.stop.key: f"{wording.stop.description}\n{view}",
                       wording.proceed.key: f"{wording.proceed.description} {rt.state.path}"}))]
         items += [(a, Question(type="noul", instructions=wording.read, criteria=a.description)) for a in actions]
+        items += [(f, _follow_question(f)) for f in follows]
         [(_, control), *scored] = ctx.ask_keyed([(self._request_state(task, rt), items)], prefix="q", expect=None)
-        return control.choice, [ScoredRead(rt.state, a, answer.noul) for a, answer in scored]
+        self._record_follows(rt, [(f, a.noul) for f, a in scored[len(actions):]])
+        return control.choice, [ScoredRead(rt.state, a, answer.noul) for a, answer in scored[: len(actions)]]
+
+    def _ask_follows(self, task: Task, ctx: LocatorContext, rt: FileRuntime, follows: list[FollowFile]) -> None:
+        """The follows a file's last observations gave, asked once its navigation ended."""
+        state = self._request_state(task, rt) | {"stage": "follow"}
+        answered = ctx.ask_keyed([(state, [(f, _follow_question(f)) for f in follows])], prefix="follow", expect=NoulAnswer)
+        self._record_follows(rt, [(f, a.noul) for f, a in answered])
+
+    def _record_follows(self, rt: FileRuntime, scored: list[tuple[FollowFile, float]]) -> None:
+        rt.follows_offered += len(scored)
+        rt.wanted += [(f, score) for f, score in scored if score >= self.read_threshold]
 
     def _reconcile(self, task: Task, ctx: LocatorContext, rt: FileRuntime, top: ScoredRead, kind: Reconciliation) -> str:
         view = self.view.render(rt.seen)

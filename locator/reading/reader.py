@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 from locator.base import LocatorContext, StageDetails
 from locator.discovery import Candidate
 from locator.reading.evidence import ThresholdEvidence
-from locator.reading.state import FileState, Termination
+from locator.reading.state import Entry, FileState, Termination
 from locator.result import FileCost, ResultFile
 from locator.settings import Settings
 from locator.task import Task
@@ -41,10 +41,11 @@ class ReadsEvidence(Settings):
 def report_reading(stage: StageDetails, states: list[FileState], costs: list[FileCost] | None = None,
                    **details: int | float | str | None) -> None:
     """What every reader reports when its reading ends: its own `details`, then each file's cost (`costs`
-    when the reader adds to them), the files handed off and read, their mean coverage, and how many
+    when the reader adds to them), the files handed off (a followed file is not one) and read, their mean coverage, and how many
     files ended for each reason (counts)."""
     costs = [s.cost() for s in states] if costs is None else costs
     stage.files.extend(costs)
-    stage.set(**details, files_handed_off=len(states), files_read=sum(1 for s in states if s.read),
+    stage.set(**details, files_handed_off=sum(s.entry is Entry.HANDOFF for s in states),
+              files_read=sum(1 for s in states if s.read),
               coverage_pct_mean=round(sum(c.coverage_pct for c in costs) / len(costs), 3) if costs else None)
     stage.count(**{f"terminated_{t.value}": sum(s.termination == t for s in states) for t in Termination})

@@ -10,6 +10,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 from pydantic import Field
 
 from locator.reading.actions import ReadRange
+from locator.reading.follow import FollowFile
 from locator.reading.state import FileState, Termination
 from locator.settings import Settings
 
@@ -19,10 +20,11 @@ class Choice:
     """What System One chose for one file this epoch."""
 
     state: FileState
-    action: ReadRange | None  # None: a control option (stop or wait)
+    action: ReadRange | None  # None: a control option (stop or wait) or a follow
     probability: float
     stop: bool
     wait: bool
+    follow: FollowFile | None = None  # locator/follow: the file chose to follow a reference
 
 
 # Asks System One which of these files should be read now: (share of each file's path, the chosen path).

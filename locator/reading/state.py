@@ -24,6 +24,13 @@ class Termination(StrEnum):
     CONVERGED = "converged"  # semantic zoom: the selected regions are small and their roots stable
 
 
+class Entry(StrEnum):
+    """How a file entered the reader."""
+
+    HANDOFF = "handoff"  # Phase 1 handed it off
+    FOLLOW = "follow"  # a FollowFile action on another file's observations (locator/follow)
+
+
 @dataclass(frozen=True)
 class RawRead:
     """Lines a read effect handed out, as read: the runtimes' observation before any scoring."""
@@ -66,6 +73,9 @@ class FileState:
     rounds: int = 0
     reads: int = 0  # read effects executed (a round or epoch may execute several)
     termination: Termination | None = None
+    entry: Entry = Entry.HANDOFF
+    followed_from: str | None = None  # the file whose observation it was followed from
+    depth: int = 0  # follows from a handed-off file to this one
 
     @property
     def path(self) -> str:
@@ -113,4 +123,5 @@ class FileState:
     def cost(self) -> FileCost:
         return FileCost(path=self.path, line_count=self.line_count, lines_read=self.lines_read(),
                         coverage_pct=round(self.coverage_pct(), 3), rounds=self.rounds, reads=self.reads,
-                        termination=None if self.termination is None else self.termination.value)
+                        termination=None if self.termination is None else self.termination.value,
+                        entered_by=self.entry.value, followed_from=self.followed_from)

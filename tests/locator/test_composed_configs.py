@@ -41,8 +41,21 @@ def composed(compositions: list[tuple[str, ...]] | None = None) -> dict[str, dic
     return out
 
 
+# Options added after the snapshot, with the value that leaves a composition as it was: their key is
+# removed from today's composition when it holds that value (and only then).
+ADDED_SINCE = {("reader", "follow"): None}  # locator/follow=fixed: the seed's fixed file set
+
+
+def _without_added_options(locator: dict) -> dict:
+    out = json.loads(json.dumps(locator))
+    for (group, key), off in ADDED_SINCE.items():
+        if isinstance(out.get(group), dict) and key in out[group] and out[group][key] == off:
+            del out[group][key]
+    return out
+
+
 def test_every_locator_composition_equals_the_one_before_the_yaml_was_factored():
     before = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
-    now = composed([tuple(name.split()) for name in before])
+    now = {name: _without_added_options(c) for name, c in composed([tuple(name.split()) for name in before]).items()}
     changed = [name for name in before if now[name] != before[name]]
     assert not changed, f"compositions that changed: {changed}"

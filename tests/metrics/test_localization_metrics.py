@@ -168,6 +168,15 @@ def test_the_funnel_says_where_each_gold_file_was_lost():
     assert (scores["discovery_rank_best"], scores["discovery_rank_worst"]) == (2, 4)
     assert scores["reader_conversion"] == 1.0
     assert scores["handoff_line_recall"] == pytest.approx(3 / 4)
+    assert scores["follow_recall"] == 0.0
+
+
+def test_follow_recall_counts_the_gold_files_following_recovered_beyond_the_handoff():
+    # gold a.py and d.py; d.py was not handed off but followed; a followed file already handed off counts once
+    handoff = Handoff(stage="file_discovery", ranked=["a.py"], handed_off=["a.py"], followed=["d.py", "c.py"])
+    assert _score(RESULT.model_copy(update={"handoff": handoff}), GOLD)["follow_recall"] == pytest.approx(1 / 2)
+    handoff = handoff.model_copy(update={"handed_off": ["a.py", "d.py"], "followed": ["d.py"]})
+    assert _score(RESULT.model_copy(update={"handoff": handoff}), GOLD)["follow_recall"] == 0.0
 
 
 def test_the_reader_dropping_a_handed_off_gold_file_shows_as_conversion():
@@ -182,7 +191,7 @@ def test_the_reader_dropping_a_handed_off_gold_file_shows_as_conversion():
 
 def test_without_a_handoff_the_funnel_is_undefined_not_zero(scores):
     assert all(scores[m] is None for m in ("discovery_recall", "discovery_rank_best", "discovery_rank_worst",
-                                           "reader_conversion", "handoff_line_recall"))
+                                           "reader_conversion", "handoff_line_recall", "follow_recall"))
 
 
 def test_index_lines_are_reported_apart_from_lines_read():

@@ -38,10 +38,11 @@ from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.report import headline_figure, job_description, per_task_frame, print_summary
+from experiments.sweep_summary import SWEEP_JOB_TAG
 from experiments.sweep_worker import end_with_the_sweep, working_for
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
-    PARENT_RUN_ENV, PARENT_TAG, TrackingUnreachableError, close_stale_runs, ensure_experiment, finished_job, flatten,
+    PARENT_RUN_ENV, PARENT_TAG, SWEPT_ENV, TrackingUnreachableError, close_stale_runs, ensure_experiment, finished_job, flatten,
     job_run_name, tracking_uri, ui_command, unreachable,
 )
 from dataset.manifest import ManifestError
@@ -217,7 +218,9 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
         tags["loclab.job_key"] = job_key
     if parent:
         tags[PARENT_TAG] = parent
-    run_name = redact(job_run_name(locator_name, cfg.dataset.name, overrides))[:250]
+        tags[SWEEP_JOB_TAG] = str(HydraConfig.get().job.num)  # launch order: job 0 is every param's first value
+    swept = tuple(k for k in os.environ.get(SWEPT_ENV, "").split(",") if k) if parent else ()
+    run_name = redact(job_run_name(locator_name, cfg.dataset.name, overrides, swept))[:250]
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=tags) as active:
         working_for(active.info.run_id, mlflow.get_tracking_uri())
         try:

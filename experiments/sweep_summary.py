@@ -9,6 +9,7 @@ from rich.table import Table
 
 from experiments.metric_keys import ci_key, metric_key
 
+SWEEP_JOB_TAG = "loclab.sweep_job"  # a job's number in its sweep, in launch order
 COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "discovery_recall", "model_calls",
            "input_tokens", "source_lines_read", "index_lines")
 
@@ -27,21 +28,24 @@ def _cell(run: Run, name: str) -> str:
 def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_command: str, swept_params: list[str],
                         console: Console | None = None) -> None:
     """One table of every job (headline metrics with 95 % CIs), the parent run, the UI command, and
-    ready-to-paste `compare` / `calibrate` commands with the real run ids."""
+    ready-to-paste `compare` / `calibrate` commands with the real run ids, each on one line however
+    wide (soft_wrap: a command the console cut in two would run half when pasted)."""
     console = console or Console(width=220)
     table = Table(title=escape(f"{parent.info.run_name} — parent run {parent.info.run_id}"))
     for column in ("job", "status", *COLUMNS):
         table.add_column(escape(column), justify="left" if column in ("job", "status") else "right")
-    jobs = sorted(jobs, key=lambda r: r.info.run_name or "")
+    # launch order: job 0 takes every swept param's first value, which a preset lists as its baseline,
+    # so it leads the table and the compare command (compare's first run is its baseline)
+    jobs = sorted(jobs, key=lambda r: (int(r.data.tags.get(SWEEP_JOB_TAG, "0")), r.info.run_name or ""))
     for job in jobs:
         table.add_row(escape(job.info.run_name or job.info.run_id), job.info.status, *[_cell(job, n) for n in COLUMNS])
     console.print(table)
-    console.print(f"MLflow UI: {ui_command}", markup=False, highlight=False)
+    console.print(f"MLflow UI: {ui_command}", markup=False, highlight=False, soft_wrap=True)
     finished = [j.info.run_id for j in jobs if j.info.status == "FINISHED"]
     if len(finished) >= 2:
         console.print(f"compare:   python -m experiments.compare {' '.join(finished)} --experiment {experiment}",
-                      markup=False, highlight=False)
+                      markup=False, highlight=False, soft_wrap=True)
     if 1 <= len(swept_params) <= 2 and finished:
         params = " ".join(f"--param {p}" for p in swept_params)
         console.print(f"calibrate: python -m experiments.calibrate --experiment {experiment} --sweep {parent.info.run_id} "
-                      f"{params}", markup=False, highlight=False)
+                      f"{params}", markup=False, highlight=False, soft_wrap=True)

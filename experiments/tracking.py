@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import fcntl
 import os
+import re
 import signal
 import socket
 import sys
@@ -28,6 +29,7 @@ from locator.redact import redact, redact_logging, redact_std_streams, redact_va
 from locator.system_one.cache import DecisionCache
 
 PARENT_RUN_ENV = "LOCLAB_MLFLOW_PARENT_RUN_ID"
+SWEPT_ENV = "LOCLAB_SWEPT_KEYS"  # the keys a sweep varies, for its jobs' names (comma-separated)
 # The UI opens an experiment with traces in its GenAI view, which hides the runs table; a loclab
 # experiment is a table of jobs and their metrics, so it is marked as model development.
 EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
@@ -148,7 +150,7 @@ def short_overrides(overrides: list[str]) -> list[str]:
     part (`locator.reader.evidence.observation_threshold=0.6` -> `observation_threshold=0.6`),
     lengthened until no two overrides share it; sorted; output and name-giving overrides left out."""
     kept = sorted(o for o in overrides if "=" in o and not o.startswith(_UNNAMED))
-    keys = [o.split("=", 1)[0].lstrip("+~").split(".") for o in kept]
+    keys = [re.split(r"[./]", _key(o)) for o in kept]
     depth = [1] * len(keys)
     while True:
         labels = [".".join(k[-d:]) for k, d in zip(keys, depth)]
@@ -159,9 +161,21 @@ def short_overrides(overrides: list[str]) -> list[str]:
             depth[i] += 1
 
 
-def job_run_name(locator: str, dataset: str, overrides: list[str]) -> str:
-    """`two_phase@demo observation_threshold=0.6`: what the job ran, and what tells it from its siblings."""
-    return " ".join([f"{locator}@{dataset}", *short_overrides(overrides)])
+def _key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def job_run_name(locator: str, dataset: str, overrides: list[str], swept: tuple[str, ...] = ()) -> str:
+    """`two_phase@demo observation_threshold=0.6`: what the job ran. In a sweep (`swept`: the keys it
+    varies) what tells a job from its siblings comes first, so a cut name (the runs table, a chart
+    legend) still shows it: `file_runtime follow=references · @demo`."""
+    if not swept:
+        return " ".join([f"{locator}@{dataset}", *short_overrides(overrides)])
+    varying = [o for o in overrides if _key(o) in swept and not o.startswith("locator=")]
+    rest = [o for o in overrides if _key(o) not in swept]
+    head = ([locator] if "locator" in swept else []) + short_overrides(varying)
+    shared = f"@{dataset}" if "locator" in swept else f"{locator}@{dataset}"
+    return " ".join([*head, "·", shared, *short_overrides(rest)])
 
 
 def swept_keys(overrides: list[str], sweeper_params: dict[str, Any]) -> list[str]:
@@ -315,6 +329,7 @@ class SweepParentRun(Callback):
         os.environ[PARENT_RUN_ENV] = self.run_id
         mark_sweep_main()
         self.experiment, self.swept = str(config.tracking.experiment), swept_keys(overrides, params)
+        os.environ[SWEPT_ENV] = ",".join(self.swept)
         self.ui_command = ui_command(config.tracking)
         atexit.register(self._close, aborted=True)
         if threading.current_thread() is threading.main_thread():
@@ -343,10 +358,11 @@ class SweepParentRun(Callback):
         status = "KILLED" if self.stopped is not None else "FAILED" if aborted or failed or not latest else "FINISHED"
         client.set_terminated(self.run_id, status=status)
         if latest:
-            from experiments.sweep_summary import print_sweep_summary  # imports this module
+            from experiments.sweep_summary import print_sweep_summary  # rich's tables: only when a sweep ends
 
             jobs = [c for c in latest.values() if c.data.tags.get("loclab.kind") == "job"]
             params = [k for k in self.swept if all(k in j.data.params for j in jobs)]
             print_sweep_summary(client.get_run(self.run_id), jobs, self.experiment, self.ui_command, params)
         os.environ.pop(PARENT_RUN_ENV, None)
+        os.environ.pop(SWEPT_ENV, None)
         self.run_id = None

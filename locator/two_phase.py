@@ -68,7 +68,7 @@ class TwoPhaseLocator(Settings):
         states = self.reader.read(task, ctx, discovered.handed_off)
         followed = [s.path for s in states if s.entry is Entry.FOLLOW]
         # A followed file ranks after the handed-off files in Phase 1's order, in the order it entered.
-        files = _reorder(self.reader.result_files(states, self.keep_unconfirmed_files),
+        files = _reorder(self.reader.result_files(task, ctx, states, self.keep_unconfirmed_files),
                          [c.info.path for c in discovered.handed_off] + followed, self.rank_by, self.rrf_k)
         return LocatorOutput(files=files, confidence_semantics=_NOUL,
                              handoff=discovered.handoff().model_copy(update={"followed": followed}))

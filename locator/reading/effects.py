@@ -9,10 +9,10 @@ from pydantic import Field
 
 from locator.base import LocatorContext
 from locator.reading.actions import ReadRange
-from locator.reading.evidence import OBSERVATION_INSTRUCTIONS
+from locator.reading.questions import observation_question
 from locator.reading.state import FileState, Observation, RawRead
 from locator.settings import Settings
-from locator.system_one.wire import NoulAnswer, Question
+from locator.system_one.wire import NoulAnswer
 from locator.task import Task
 from locator.windows import LineRange, tiles
 
@@ -54,10 +54,6 @@ class Observe(Protocol):
     def excerpts(self, raw: RawRead) -> list[tuple[LineRange, str]]: ...
 
 
-def _observation_question(path: str, span: LineRange, text: str) -> Question:
-    return Question(type="noul", instructions=OBSERVATION_INSTRUCTIONS, criteria=f"{path} {span.label()}", content=text)
-
-
 def read_and_observe(ctx: LocatorContext, request_state, groups: list[list[FileState]],
                      selected: dict[FileState, ReadRange], observe: Observe) -> int:
     """Reads every selected range and records its observations; returns the requests sent."""
@@ -68,7 +64,7 @@ def read_and_observe(ctx: LocatorContext, request_state, groups: list[list[FileS
             s.rounds += 1
             for raw in read_unread(ctx, s, selected[s].span, s.rounds):
                 for span, text in observe.excerpts(raw):
-                    items.append(((s, span, text), _observation_question(s.path, span, text)))
+                    items.append(((s, span, text), observation_question(s.path, span, text)))
         calls.append((request_state(group), items))
     answered = ctx.ask_keyed(calls, prefix="obs", expect=NoulAnswer)
     for (s, span, text), answer in answered:
@@ -84,7 +80,7 @@ def score_reads(ctx: LocatorContext, task: Task, states: list[FileState],
     calls: list[tuple[dict[str, Any], list]] = []
     for s in states:
         found = excerpts[id(s)] if excerpts is not None else [(raw.span, raw.text, raw.epoch) for raw in s.raw]
-        items = [((s, span, text, epoch), _observation_question(s.path, span, text)) for span, text, epoch in found]
+        items = [((s, span, text, epoch), observation_question(s.path, span, text)) for span, text, epoch in found]
         if items:
             calls.append(({"task": task.text, "stage": "evidence", "file": s.path}, items))
     for (s, span, text, epoch), answer in ctx.ask_keyed(calls, prefix="ev", expect=NoulAnswer):

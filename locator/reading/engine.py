@@ -17,6 +17,7 @@ from locator.base import LocatorContext
 from locator.discovery import Candidate
 from locator.reading.actions import STOP_FILE, WAIT, ReadRange
 from locator.reading.budget import RoundBudget
+from locator.reading.decision_form import DecisionForm, most_probable
 from locator.reading.effects import Observe, read_and_observe
 from locator.reading.follow import FollowFile, FollowFiles, FollowLedger, ModuleIndex
 from locator.reading.reader import ReadsEvidence, report_reading
@@ -27,6 +28,7 @@ from locator.system_one.wire import ChoiceAnswer, Question
 from locator.task import Task
 
 CHOICE_INSTRUCTIONS = "Which unread range of this file should be read next to find the code the task is about?"
+NOUL_INSTRUCTIONS = "Is this the right next step in this file to find the code the task is about?"
 EPOCH_INSTRUCTIONS = "Which of these files should be read now to find the code the task is about?"
 
 
@@ -46,6 +48,7 @@ class ProgressiveReader(ReadsEvidence):
     observation: Observe
     describe: Describe
     follow: FollowFiles | None = Field(description="FollowFile bounds (locator/follow=references); null: the file set is fixed")
+    decision_form: DecisionForm = Field(description="a file's next step: one Choice over its options (seed), or a Noul each")
 
     def actions(self, state: FileState) -> list[ReadRange]:
         return [a for source in self.sources.values() for a in source.propose(state)][: self.max_actions]
@@ -136,8 +139,9 @@ class ProgressiveReader(ReadsEvidence):
 
     def _choose(self, task: Task, ctx: LocatorContext, groups: list[list[FileState]],
                 actions: dict[int, list[ReadRange]], follows: dict[int, list[FollowFile]]) -> list[Choice]:
-        """One Choice question per file, one request per group."""
-        calls = []
+        """One decision per file over its options, one request per group: a Choice question, or
+        (decision_form=noul) a Noul question per option, the most probable taken."""
+        calls, options_of = [], {}
         for group in groups:
             items = []
             for s in group:
@@ -145,13 +149,28 @@ class ProgressiveReader(ReadsEvidence):
                     | {f.key: f.description for f in follows[id(s)]}
                 if self.schedule.offers_wait:
                     options[WAIT.key] = WAIT.description
-                items.append((s, Question(type="choice", instructions=CHOICE_INSTRUCTIONS, criteria=options,
-                                          content=f"file: {s.path} ({s.line_count} lines)")))
+                options_of[id(s)] = options
+                header = f"file: {s.path} ({s.line_count} lines)"
+                if self.decision_form is DecisionForm.CHOICE:
+                    items.append(((s, None), Question(type="choice", instructions=CHOICE_INSTRUCTIONS, criteria=options,
+                                                      content=header)))
+                else:
+                    items += [((s, key), Question(type="noul", instructions=NOUL_INSTRUCTIONS, criteria=f"{header}\n{text}"))
+                              for key, text in options.items()]
             calls.append((self._request_state(task, group), items))
+        decided: dict[int, tuple[FileState, str, float]] = {}
+        nouls: dict[int, dict[str, float]] = {}
+        for (s, key), answer in ctx.ask_keyed(calls, prefix="file", expect=None):
+            if key is None:
+                decided[id(s)] = (s, answer.choice, answer.probabilities.get(answer.choice, 0.0))
+            else:
+                nouls.setdefault(id(s), {})[key] = answer.noul
+                if len(nouls[id(s)]) == len(options_of[id(s)]):
+                    decided[id(s)] = (s, *most_probable(nouls[id(s)]))
         choices = []
-        for s, answer in ctx.ask_keyed(calls, prefix="file", expect=ChoiceAnswer):
+        for s, choice, probability in decided.values():
             by_key = {a.key: a for a in actions[id(s)]}
-            follow = {f.key: f for f in follows[id(s)]}.get(answer.choice)
-            choices.append(Choice(s, by_key.get(answer.choice), answer.probabilities.get(answer.choice, 0.0),
-                                  stop=answer.choice == STOP_FILE.key, wait=answer.choice == WAIT.key, follow=follow))
+            follow = {f.key: f for f in follows[id(s)]}.get(choice)
+            choices.append(Choice(s, by_key.get(choice), probability, stop=choice == STOP_FILE.key,
+                                  wait=choice == WAIT.key, follow=follow))
         return choices

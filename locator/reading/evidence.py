@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from locator.base import LocatorContext
+from locator.reading.narrowing import DefinitionNarrowing
+from locator.reading.questions import OBSERVATION_INSTRUCTIONS
+from locator.reading.reasons import ReasonKind, task_reason
 from locator.reading.state import Entry, FileState, Observation
 from locator.result import Confidence, Evidence, ResultFile, Role
 from locator.settings import Settings
+from locator.task import Task
 from locator.windows import LineRange
 
-OBSERVATION_INSTRUCTIONS = "Does this excerpt contain the code the task is about?"
 
 
 def _entered(s: FileState) -> str:
@@ -27,11 +31,18 @@ class ThresholdEvidence(Settings):
     observation_threshold: float = Field(ge=0.0, le=1.0)
     max_evidence_spans: int | None = Field(ge=1)
     primary_threshold: float = Field(ge=0.0, le=1.0)
+    reasons: ReasonKind = Field(description="a span's reason: the seed's template, or what it shows for this task")
+    narrowing: DefinitionNarrowing | None = Field(description="locator/evidence=narrowed: tighter spans; null: as read")
 
     def is_evidence(self, observation: Observation) -> bool:
         return observation.score >= self.observation_threshold
 
-    def evidence(self, s: FileState) -> list[Evidence]:
+    def _reason(self, task: Task, s: FileState, o: Observation) -> str:
+        if self.reasons is ReasonKind.TASK:
+            return task_reason(task.text, s.path, o, self.observation_threshold)
+        return OBSERVATION_INSTRUCTIONS
+
+    def evidence(self, task: Task, s: FileState) -> list[Evidence]:
         kept = sorted((o for o in s.observations if self.is_evidence(o)), key=lambda o: o.span)
         merged: list[Observation] = []
         for o in kept:
@@ -45,7 +56,7 @@ class ThresholdEvidence(Settings):
             Evidence(id=f"{s.path}#{o.span.start_line}-{o.span.end_line}", start_line=o.span.start_line,
                      end_line=o.span.end_line,
                      confidence=Confidence.of(o.score, "noul", "System One noul on the excerpt (the best observation of a merged span)"),
-                     reason=OBSERVATION_INSTRUCTIONS, content=o.content)
+                     reason=self._reason(task, s, o), content=o.content)
             for o in sorted(merged, key=lambda o: (-o.score, o.span.start_line))[: self.max_evidence_spans]
         ]
 
@@ -54,10 +65,13 @@ class ThresholdEvidence(Settings):
             return Role.CONTEXT
         return Role.PRIMARY if evidence[0].confidence.score >= self.primary_threshold else Role.SUPPORTING
 
-    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
+    def result_files(self, task: Task, ctx: LocatorContext, states: list[FileState],
+                     keep_unconfirmed: bool) -> list[ResultFile]:
+        if self.narrowing is not None:
+            self.narrowing.apply(task, ctx, states, self.is_evidence)
         files: list[tuple[float, ResultFile]] = []
         for s in states:
-            evidence = self.evidence(s)
+            evidence = self.evidence(task, s)
             if not evidence and not keep_unconfirmed:
                 continue
             score = evidence[0].confidence.score if evidence else s.candidate.score

@@ -15,7 +15,7 @@ ContinueFile while none does. A below-threshold read runs only after that author
 is no unconditional fallback. No read left: `action_space_exhausted`, without asking. After
 `safety_epochs` epochs: `budget_exhausted`. Evidence is scored after navigation.
 
-With `locator/follow=imports` (FollowFile), each epoch's request also carries a Noul per file the
+With `locator/follow=references` (FollowFile), each epoch's request also carries a Noul per file the
 file's observations refer to (each offered once; what is left when the file ends is asked in one
 last request); a follow at or above `read_threshold` is wanted. When every runtime of a wave has
 ended, the wanted files are admitted in hand-off order within the bounds, each with a runtime of its
@@ -37,6 +37,7 @@ from locator.reading.actions import CONTINUE_FILE as CONTINUE
 from locator.reading.actions import FINALIZE_FILE, READ_BEST, ReadRange
 from locator.reading.actions import STOP_FILE_SUFFICIENT as STOP_FILE
 from locator.reading.effects import read_unread, score_reads
+from locator.reading.decision_form import EVEN_ODDS, DecisionForm
 from locator.reading.evidence_filter import MinimalEvidenceFilter
 from locator.reading.follow import FOLLOW_INSTRUCTIONS, FollowFile, FollowFiles, FollowLedger, ModuleIndex
 from locator.reading.geometry import GeometryActions
@@ -107,7 +108,9 @@ class FileRuntimes(ReadsEvidence):
     safety_epochs: int = Field(ge=1, description="epochs a file may take before it ends as budget_exhausted")
     telemetry_epochs: int = Field(ge=0, description="recent epochs whose yield the DecisionView shows")
     evidence_filter: MinimalEvidenceFilter | None
-    follow: FollowFiles | None = Field(description="FollowFile bounds (locator/follow=imports); null: the file set is fixed")
+    follow: FollowFiles | None = Field(description="FollowFile bounds (locator/follow=references); null: the file set is fixed")
+    decision_form: DecisionForm = Field(description="the control: a Choice stop_file/continue_file (seed), or a Noul of "
+                                                    "stop_file taken at even odds")
 
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
         with ctx.stage("reading") as stage:
@@ -200,15 +203,21 @@ class FileRuntimes(ReadsEvidence):
         """The epoch's one mixed request: the control Choice (shown the DecisionView), a Noul per read
         and a Noul per follow (its wanted follows recorded on the runtime)."""
         view, wording = self.view.render(rt.seen), WORDINGS[self.framing]
-        items: list[tuple[Any, Question]] = [("control", Question(
+        stop = f"{wording.stop.description}\n{view}"
+        control_question = Question(
             type="choice", instructions=wording.control,
-            criteria={wording.stop.key: f"{wording.stop.description}\n{view}",
-                      wording.proceed.key: f"{wording.proceed.description} {rt.state.path}"}))]
+            criteria={wording.stop.key: stop, wording.proceed.key: f"{wording.proceed.description} {rt.state.path}"},
+        ) if self.decision_form is DecisionForm.CHOICE else Question(type="noul", instructions=wording.control, criteria=stop)
+        items: list[tuple[Any, Question]] = [("control", control_question)]
         items += [(a, Question(type="noul", instructions=wording.read, criteria=a.description)) for a in actions]
         items += [(f, _follow_question(f)) for f in follows]
         [(_, control), *scored] = ctx.ask_keyed([(self._request_state(task, rt), items)], prefix="q", expect=None)
         self._record_follows(rt, [(f, a.noul) for f, a in scored[len(actions):]])
-        return control.choice, [ScoredRead(rt.state, a, answer.noul) for a, answer in scored[: len(actions)]]
+        if self.decision_form is DecisionForm.NOUL:
+            control_key = wording.stop.key if control.noul >= EVEN_ODDS else wording.proceed.key
+        else:
+            control_key = control.choice
+        return control_key, [ScoredRead(rt.state, a, answer.noul) for a, answer in scored[: len(actions)]]
 
     def _ask_follows(self, task: Task, ctx: LocatorContext, rt: FileRuntime, follows: list[FollowFile]) -> None:
         """The follows a file's last observations gave, asked once its navigation ended."""

@@ -131,7 +131,7 @@ def references(path: str, line: str, index: ModuleIndex) -> list[tuple[str, str]
 
 
 class FollowFiles(Settings):
-    """`locator/follow=imports`: FollowFile actions from a file's observations, bounded per file, per
+    """`locator/follow=references`: FollowFile actions from a file's observations, bounded per file, per
     task and in depth, at most `max_offered` offered to one decision."""
 
     max_per_file: int = Field(ge=1, description="files one file may bring in")

@@ -24,8 +24,9 @@ class Reader(Protocol):
         """Reads the handed-off files through the context; one `FileState` per file, each with its termination."""
         ...
 
-    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
-        """The files with their evidence, best first."""
+    def result_files(self, task: Task, ctx: LocatorContext, states: list[FileState],
+                     keep_unconfirmed: bool) -> list[ResultFile]:
+        """The files with their evidence, best first (any work on the evidence itself through `ctx`)."""
         ...
 
 
@@ -34,8 +35,9 @@ class ReadsEvidence(Settings):
 
     evidence: ThresholdEvidence
 
-    def result_files(self, states: list[FileState], keep_unconfirmed: bool) -> list[ResultFile]:
-        return self.evidence.result_files(states, keep_unconfirmed)
+    def result_files(self, task: Task, ctx: LocatorContext, states: list[FileState],
+                     keep_unconfirmed: bool) -> list[ResultFile]:
+        return self.evidence.result_files(task, ctx, states, keep_unconfirmed)
 
 
 def report_reading(stage: StageDetails, states: list[FileState], costs: list[FileCost] | None = None,

@@ -90,23 +90,26 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
 
 
 def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
-    proc = _ok(ws.run("experiments.run", "locator=bm25,two_phase", "limit=1,2", multirun=True))
+    proc = _ok(ws.run("experiments.run", "locator=two_phase,bm25", "limit=1,2", multirun=True))
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     children = ws.jobs()
     assert parent.info.status == "FINISHED" and parent.data.metrics["jobs/total"] == 4
     assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parent.info.run_id}
     assert {c.data.tags["loclab.locator"] for c in children} == {"bm25", "two_phase"}
-    # named for what they ran: the swept values, not one name for every job
-    assert parent.info.run_name == "sweep locator=bm25,two_phase limit=1,2"
+    # named for what they ran, what tells siblings apart first: the swept values, then what they share
+    assert parent.info.run_name == "sweep locator=two_phase,bm25 limit=1,2"
     assert parent.data.tags["loclab.swept"] == "limit,locator"
     names = sorted(c.info.run_name for c in children)
-    assert names == ["bm25@demo limit=1", "bm25@demo limit=2", "two_phase@demo limit=1", "two_phase@demo limit=2"]
+    assert names == ["bm25 limit=1 · @demo", "bm25 limit=2 · @demo", "two_phase limit=1 · @demo", "two_phase limit=2 · @demo"]
     assert all(c.data.tags["loclab.overrides"].startswith("locator=") for c in children)
     assert not ws.runs(filter_string="tags.`loclab.kind` = 'task'")  # per-task rows live in the job's table
     # the sweep ends with its jobs side by side and the commands that go on, with the real ids
     assert proc.stdout.count("MLflow UI: ") == 1 and f"parent run {parent.info.run_id}" in proc.stdout
     compare = next(line for line in proc.stdout.splitlines() if line.startswith("compare:"))
     assert set(compare.split()[4:8]) == {c.info.run_id for c in children}
+    # in launch order: job 0 (every swept value's first, a preset's baseline) is compare's baseline
+    by_job = {int(c.data.tags["loclab.sweep_job"]): c for c in children}
+    assert compare.split()[4] == by_job[0].info.run_id and by_job[0].info.run_name == "two_phase limit=1 · @demo"
 
 
 def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):
@@ -129,7 +132,8 @@ def test_a_parallel_sweep_shares_one_store_created_by_the_parent(ws, launcher):
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     assert parent.info.status == "FINISHED"
     assert {c.data.tags["mlflow.parentRunId"] for c in ws.jobs()} == {parent.info.run_id}
-    assert sorted(j.info.run_name for j in ws.jobs()) == ["bm25@demo limit=1", "two_phase@demo limit=1"]
+    # the swept keys reach the jobs wherever the launcher runs them
+    assert sorted(j.info.run_name for j in ws.jobs()) == ["bm25 · @demo limit=1", "two_phase · @demo limit=1"]
     assert all(j.info.status == "FINISHED" for j in ws.jobs())
 
 

@@ -27,6 +27,17 @@ def test_jobs_are_named_by_the_overrides_that_tell_them_apart():
         ["discovery.max_files=4", "reader.max_files=2"]
 
 
+def test_a_sweeps_jobs_are_named_by_what_differs_first():
+    overrides = ["locator=two_phase", "locator.reader.evidence.observation_threshold=0.6",
+                 "locator.reader.action_threshold=0.1", "limit=3", "dataset=demo"]
+    swept = ("locator.reader.action_threshold", "locator.reader.evidence.observation_threshold")
+    assert job_run_name("two_phase", "demo", overrides, swept) == \
+        "action_threshold=0.1 observation_threshold=0.6 · two_phase@demo limit=3"
+    follow = ["locator=file_runtime", "locator/follow=references", "experiment=followfile_study"]
+    assert job_run_name("file_runtime", "demo", follow, ("locator", "locator/follow")) == \
+        "file_runtime follow=references · @demo"
+
+
 def test_swept_keys_are_the_overrides_with_several_values_and_the_preset_params():
     assert swept_keys(["locator=two_phase,bm25", "limit=3", "tasks=[a,b]", "x=range(1,4)"], {"locator.k": "1,2"}) == \
         ["locator", "locator.k", "x"]
@@ -83,3 +94,28 @@ def test_a_stopped_sweep_exits_as_stopped_even_when_its_signal_was_swallowed():
     with pytest.raises(SystemExit) as stopped:
         parent.on_multirun_end(config=None)
     assert stopped.value.code == 128 + signal.SIGTERM
+
+
+def _job_run(run_id: str, name: str, job: int):
+    from mlflow.entities import Metric, Param, Run, RunData, RunInfo, RunTag
+
+    info = RunInfo(run_id=run_id, experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
+                   lifecycle_stage="active", run_name=name)
+    tags = [RunTag("loclab.sweep_job", str(job)), RunTag("mlflow.runName", name)]
+    return Run(info, RunData(metrics=[Metric("quality/file_acc_all_at_5", 0.5, 0, 0)], params=[Param("limit", "1")], tags=tags))
+
+
+def test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command():
+    from rich.console import Console
+
+    from experiments.sweep_summary import print_sweep_summary
+
+    jobs = [_job_run("b" * 32, "a_first_by_name · @demo", 1), _job_run("a" * 32, "z_last_by_name · @demo", 0)]
+    console = Console(width=60, record=True)
+    print_sweep_summary(_job_run("p" * 32, "sweep", 0), jobs, "loclab-demo", "mlflow ui --backend-store-uri x",
+                        ["limit"], console=console)
+    lines = console.export_text().splitlines()
+    compare = next(line for line in lines if line.startswith("compare:"))
+    assert compare.split()[4:6] == ["a" * 32, "b" * 32]  # job 0 first: compare's baseline
+    assert compare.endswith("--experiment loclab-demo")  # one line, however narrow the console
+    assert any(line.startswith("calibrate:") and line.endswith("--param limit") for line in lines)

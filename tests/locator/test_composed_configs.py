@@ -43,14 +43,22 @@ def composed(compositions: list[tuple[str, ...]] | None = None) -> dict[str, dic
 
 # Options added after the snapshot, with the value that leaves a composition as it was: their key is
 # removed from today's composition when it holds that value (and only then).
-ADDED_SINCE = {("reader", "follow"): None}  # locator/follow=fixed: the seed's fixed file set
+ADDED_SINCE = {
+    ("reader", "follow"): None,  # locator/follow=fixed: the seed's fixed file set
+    ("reader", "evidence", "reasons"): "template",  # the seed's template reason per span
+    ("reader", "evidence", "narrowing"): None,  # evidence spans as read
+    ("reader", "decision_form"): "choice",  # the seed's Choice at a file's decision
+}
 
 
 def _without_added_options(locator: dict) -> dict:
     out = json.loads(json.dumps(locator))
-    for (group, key), off in ADDED_SINCE.items():
-        if isinstance(out.get(group), dict) and key in out[group] and out[group][key] == off:
-            del out[group][key]
+    for (*groups, key), off in ADDED_SINCE.items():
+        node = out
+        for group in groups:
+            node = node.get(group) if isinstance(node, dict) else None
+        if isinstance(node, dict) and key in node and node[key] == off:
+            del node[key]
     return out
 
 

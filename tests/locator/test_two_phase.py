@@ -375,9 +375,9 @@ def test_seed_default_keeps_every_whole_range_at_the_threshold():
     evidence = compose_locator("two_phase").reader.evidence
     state = FileState(Candidate(FileInfo(path="a.py", size_bytes=1, line_count=1000), 0.9), None)
     state.observations = [Observation(LineRange(s, s + 139), 0.8 + s / 10_000, f"text {s}\n", 1) for s in range(1, 1000, 200)]
-    assert len(evidence.evidence(state)) == 5 and evidence.max_evidence_spans is None
+    assert len(evidence.evidence(TASK, state)) == 5 and evidence.max_evidence_spans is None
     earlier = compose_locator("two_phase", "locator/observation=chunked").reader.evidence
-    assert [(e.start_line, e.end_line) for e in earlier.evidence(state)] == [(801, 940), (601, 740), (401, 540)]
+    assert [(e.start_line, e.end_line) for e in earlier.evidence(TASK, state)] == [(801, 940), (601, 740), (401, 540)]
 
 
 # --- The stage funnel, retrieval discovery, rank_by ---------------------------------------------

@@ -942,6 +942,9 @@ MUTATIONS = [
              '                      f"{params}", markup=False, highlight=False, soft_wrap=True)',
              '                      f"{params}", markup=False, highlight=False)',
              ("tests/experiments/test_tracking.py::test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command",)),
+    Mutation("a span whose every part was confirmed counted as narrowed", "locator/reading/narrowing.py",
+             "narrowed + (parts < whole)", "narrowed + 1",
+             ("tests/locator/reading/test_narrowing.py::test_the_part_system_one_confirms_replaces_the_whole_read",)),
 ]
 
 

@@ -77,17 +77,19 @@ class DefinitionNarrowing(Settings):
                 part_observation = Observation(part, answer.noul, text, o.round)
                 if is_evidence(part_observation):
                     confirmed.setdefault(id(o), []).append(part_observation)
-            before = after = 0
+            before = after = narrowed = 0
             for s in states:
                 kept = []
                 for o in s.observations:
                     if id(o) in confirmed:
-                        before += o.span.end_line - o.span.start_line + 1
-                        after += sum(p.span.end_line - p.span.start_line + 1 for p in confirmed[id(o)])
+                        whole = o.span.end_line - o.span.start_line + 1
+                        parts = sum(p.span.end_line - p.span.start_line + 1 for p in confirmed[id(o)])
+                        before, after, narrowed = before + whole, after + parts, narrowed + (parts < whole)
                         kept += confirmed[id(o)]
                     else:
                         kept.append(o)
                 s.observations = kept
             stage.set(requests=len(calls))
-            stage.count(spans_considered=spans, spans_narrowed=len(confirmed), narrowed_lines_before=before,
+            # narrowed: the confirmed parts hold fewer lines than the span (every part confirmed is the span again)
+            stage.count(spans_considered=spans, spans_narrowed=narrowed, narrowed_lines_before=before,
                         narrowed_lines_after=after)

@@ -8,8 +8,10 @@ same counter is applied to every arm, so comparisons between locators are unaffe
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import bpe_openai
+if TYPE_CHECKING:
+    import bpe_openai
 
 ENCODING = "o200k_base"
 # bpe-openai refuses one input of 1,000,000 characters or more, or one that makes over 200,000
@@ -19,7 +21,11 @@ _PIECE_CHARS = 40_000
 
 
 @lru_cache(maxsize=1)
-def _encoding() -> bpe_openai.Encoding:
+def _encoding() -> "bpe_openai.Encoding":
+    # imported on the first count, not at import: bpe_openai loads its vocabularies when imported
+    # (1.3-1.5 s of CPU), which a job that counts nothing (bm25 without a pack) never needs
+    import bpe_openai
+
     return bpe_openai.get_encoding(ENCODING)
 
 

@@ -52,6 +52,8 @@ def test_the_part_system_one_confirms_replaces_the_whole_read(tmp_path):
     assert _spans(whole) == {"pkg/a.py": [(1, 76)]}
     result, backend, _ = run(repo, [], _narrowed(), backend=ScriptedBackend([("HOT = 1", 0.9), *RULES]))
     assert _spans(result) == {"pkg/a.py": [(28, 53)]}
+    every, _, _ = run(repo, [], _narrowed(), backend=ScriptedBackend([("= 1", 0.9), ("os", 0.9), ("y", 0.9), *RULES]))
+    assert next(s for s in every.cost.stages if s.name == "evidence_narrowing").details["spans_narrowed"] == 0
     stage = next(s for s in result.cost.stages if s.name == "evidence_narrowing")
     assert stage.details["spans_narrowed"] == 1 and stage.model_calls == 1 and stage.source_lines_read == 0
     assert (stage.details["narrowed_lines_before"], stage.details["narrowed_lines_after"]) == (76, 26)

@@ -356,12 +356,18 @@ class SweepParentRun(Callback):
         client.log_metric(self.run_id, "jobs/total", len(latest))
         client.log_metric(self.run_id, "jobs/failed", len(failed))
         status = "KILLED" if self.stopped is not None else "FAILED" if aborted or failed or not latest else "FINISHED"
-        client.set_terminated(self.run_id, status=status)
+        jobs = [c for c in latest.values() if c.data.tags.get("loclab.kind") == "job"]
+        params = [k for k in self.swept if all(k in j.data.params for j in jobs)]
+        try:
+            if jobs:  # the parent's page answers before the run says it ended
+                from experiments.sweep_record import record_sweep_parent  # matplotlib: only when a sweep ends
+
+                record_sweep_parent(client, self.run_id, jobs, self.swept)
+        finally:
+            client.set_terminated(self.run_id, status=status)
         if latest:
             from experiments.sweep_summary import print_sweep_summary  # rich's tables: only when a sweep ends
 
-            jobs = [c for c in latest.values() if c.data.tags.get("loclab.kind") == "job"]
-            params = [k for k in self.swept if all(k in j.data.params for j in jobs)]
             print_sweep_summary(client.get_run(self.run_id), jobs, self.experiment, self.ui_command, params)
         os.environ.pop(PARENT_RUN_ENV, None)
         os.environ.pop(SWEPT_ENV, None)

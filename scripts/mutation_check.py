@@ -945,6 +945,14 @@ MUTATIONS = [
     Mutation("a span whose every part was confirmed counted as narrowed", "locator/reading/narrowing.py",
              "narrowed + (parts < whole)", "narrowed + 1",
              ("tests/locator/reading/test_narrowing.py::test_the_part_system_one_confirms_replaces_the_whole_read",)),
+    Mutation("the sweep parent's page left empty", "experiments/tracking.py",
+             "                record_sweep_parent(client, self.run_id, jobs, self.swept)", "                pass",
+             ("tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children",)),
+    Mutation("the worst job named best", "experiments/sweep_record.py",
+             "    return max(finished, key=lambda j:", "    return min(finished, key=lambda j:",
+             ("tests/experiments/test_tracking.py::test_the_best_job_has_the_highest_file_acc_at_5_then_line_recall_and_finished",)),
+    Mutation("a swept config group missing from the parent's params", "experiments/sweep_record.py",
+             "        if name.lstrip(\"+~\") == key:", "        if False:", ("tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children",)),
 ]
 
 

@@ -110,6 +110,15 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     # in launch order: job 0 (every swept value's first, a preset's baseline) is compare's baseline
     by_job = {int(c.data.tags["loclab.sweep_job"]): c for c in children}
     assert compare.split()[4] == by_job[0].info.run_id and by_job[0].info.run_name == "two_phase limit=1 · @demo"
+    # the parent's page answers which setting wins: the table, the swept values, the best job, the figure
+    assert parent.data.params["limit"] == "1,2" and parent.data.params["locator"] == "two_phase,bm25"
+    artifacts = {a.path for a in ws.client().list_artifacts(parent.info.run_id)}
+    assert {"sweep_jobs.json", "sweep_quality_vs_cost.png"} <= artifacts
+    note = parent.data.tags["mlflow.note.content"]
+    assert "| 0 | two_phase limit=1 · @demo | FINISHED |" in note and "Swept: `limit`, `locator`." in note
+    best = next(c for c in children if c.info.run_id == parent.data.tags["loclab.best_job"])
+    assert parent.data.metrics["best/quality_file_acc_all_at_5"] == max(
+        c.data.metrics["quality/file_acc_all_at_5"] for c in children) == best.data.metrics["quality/file_acc_all_at_5"]
 
 
 def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):

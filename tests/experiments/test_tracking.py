@@ -119,3 +119,18 @@ def test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command()
     assert compare.split()[4:6] == ["a" * 32, "b" * 32]  # job 0 first: compare's baseline
     assert compare.endswith("--experiment loclab-demo")  # one line, however narrow the console
     assert any(line.startswith("calibrate:") and line.endswith("--param limit") for line in lines)
+
+
+def test_the_best_job_has_the_highest_file_acc_at_5_then_line_recall_and_finished():
+    from mlflow.entities import Metric, Run, RunData, RunInfo
+
+    from experiments.sweep_record import best_job
+
+    def job(run_id: str, acc: float, line_recall: float, status: str = "FINISHED") -> Run:
+        info = RunInfo(run_id=run_id, experiment_id="1", user_id="u", status=status, start_time=0, end_time=1,
+                       lifecycle_stage="active", run_name=run_id)
+        metrics = [Metric("quality/file_acc_all_at_5", acc, 0, 0), Metric("quality/line_recall", line_recall, 0, 0)]
+        return Run(info, RunData(metrics=metrics))
+
+    jobs = [job("low", 0.2, 0.9), job("tied", 0.6, 0.3), job("best", 0.6, 0.5), job("failed", 0.9, 0.9, "FAILED")]
+    assert best_job(jobs).info.run_id == "best"

@@ -1,0 +1,113 @@
+"""What a sweep's parent run carries when the sweep ends, so the answer to "which setting wins?" is on
+its page: the jobs side by side (an MLflow table artifact and the run's description), the swept
+parameters as params (each with the values the jobs took), the best job's headline metrics, and a
+quality-vs-cost figure of every job with its 95 % CIs."""
+
+from __future__ import annotations
+
+from mlflow.entities import Run
+from mlflow.tracking import MlflowClient
+
+from experiments.metric_keys import ci_key, metric_key
+from experiments.sweep_summary import COLUMNS, SWEEP_JOB_TAG
+
+TABLE_ARTIFACT = "sweep_jobs.json"
+FIGURE_ARTIFACT = "sweep_quality_vs_cost.png"
+BEST_BY = ("file_acc_all@5", "line_recall")  # the best job: highest file Acc@5, then line recall
+QUALITY = ("file_acc_all@5", "line_recall")
+COST = ("input_tokens", "source_lines_read")
+
+
+def _value(run: Run, name: str, bound: str | None = None) -> float | None:
+    return run.data.metrics.get(metric_key(name) if bound is None else ci_key(name, bound))
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def swept_value(job: Run, key: str) -> str | None:
+    """The value a job took for a swept key, as its override said (a config group such as `locator`
+    is no param), else its param."""
+    for override in job.data.tags.get("loclab.overrides", "").split():
+        name, _, value = override.partition("=")
+        if name.lstrip("+~") == key:
+            return value
+    return job.data.params.get(key)
+
+
+def best_job(jobs: list[Run]) -> Run | None:
+    finished = [j for j in jobs if j.info.status == "FINISHED" and _value(j, BEST_BY[0]) is not None]
+    return max(finished, key=lambda j: tuple(_value(j, m) or 0.0 for m in BEST_BY), default=None)
+
+
+def _figure(jobs: list[Run]):
+    from matplotlib.figure import Figure  # drawn once, when a sweep ends
+
+    figure = Figure(figsize=(11, 4.2))
+    axes = figure.subplots(1, len(COST))
+    for axis, cost in zip(axes, COST):
+        for quality, marker in zip(QUALITY, ("o", "s")):
+            points = [(j, _value(j, cost), _value(j, quality)) for j in jobs]
+            points = [(j, x, y) for j, x, y in points if x is not None and y is not None]
+            if not points:
+                continue
+            xs, ys = [x for _, x, _ in points], [y for _, _, y in points]
+            low = [max(y - (_value(j, quality, "low") or y), 0) for j, _, y in points]
+            high = [max((_value(j, quality, "high") or y) - y, 0) for j, _, y in points]
+            axis.errorbar(xs, ys, yerr=[low, high], fmt=marker, capsize=3, label=quality)
+            for j, x, y in points:
+                axis.annotate(str(j.data.tags.get(SWEEP_JOB_TAG, "?")), (x, y), xytext=(4, 4),
+                              textcoords="offset points", fontsize=8)
+        axis.set_xlabel(f"{cost} per task")
+        axis.set_ylabel("mean over tasks (95% CI)")
+        axis.set_ylim(-0.02, 1.05)
+        axis.legend(fontsize=8)
+    figure.suptitle("quality vs cost of every job (labels: job number, as in the table)")
+    figure.tight_layout()
+    return figure
+
+
+def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], swept: list[str]) -> None:
+    import pandas as pd
+
+    jobs = sorted(jobs, key=lambda r: (int(r.data.tags.get(SWEEP_JOB_TAG, "0")), r.info.run_name or ""))
+    rows = []
+    for job in jobs:
+        row = {"job": job.data.tags.get(SWEEP_JOB_TAG), "name": job.info.run_name, "status": job.info.status,
+               "run_id": job.info.run_id}
+        for name in COLUMNS:
+            row[name] = _value(job, name)
+            row[f"{name} ci95"] = (f"[{_fmt(_value(job, name, 'low'))}, {_fmt(_value(job, name, 'high'))}]"
+                                   if _value(job, name, "low") is not None else None)
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    client.log_table(parent_id, data=frame, artifact_file=TABLE_ARTIFACT)
+    logged = client.get_run(parent_id).data.params  # a resumed sweep's parent has them from its first end
+    for key in swept:
+        values = ",".join(dict.fromkeys(v for j in jobs if (v := swept_value(j, key)) is not None))[:6000]
+        if values and key not in logged:  # MLflow params are written once
+            client.log_param(parent_id, key, values)
+    best = best_job(jobs)
+    if best is not None:
+        client.set_tag(parent_id, "loclab.best_job", best.info.run_id)
+        for name in (*QUALITY, *COST, "model_calls"):
+            if (value := _value(best, name)) is not None:
+                client.log_metric(parent_id, f"best/{metric_key(name).replace('/', '_')}", value)
+    if any(_value(j, QUALITY[0]) is not None for j in jobs):
+        client.log_figure(parent_id, _figure(jobs), FIGURE_ARTIFACT)
+    header = ["job", "name", "status", *COLUMNS]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for job, row in zip(jobs, rows):
+        cells = [str(row["job"]), str(row["name"]).replace("|", "\\|"), row["status"]]
+        cells += [_fmt(row[name]) + (f" {row[name + ' ci95']}" if row[name + " ci95"] else "") for name in COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    best_line = (f"Best by {' then '.join(BEST_BY)}: job {best.data.tags.get(SWEEP_JOB_TAG)} `{best.info.run_name}` "
+                 f"(run {best.info.run_id})." if best is not None else "No job finished with quality metrics.")
+    swept_line = "Swept: " + (", ".join(f"`{k}`" for k in swept) if swept else "nothing") + "."
+    description = "\n".join([f"**{len(jobs)} jobs**. {swept_line} {best_line}", "", *lines, "",
+                             f"The table: `{TABLE_ARTIFACT}`; the figure: `{FIGURE_ARTIFACT}`. Job 0 takes every "
+                             "swept value's first (a preset's baseline) and is `compare`'s baseline."])
+    client.set_tag(parent_id, "mlflow.note.content", description)

@@ -1,7 +1,11 @@
 """The MLflow keys loclab logs its metrics under: one naming, read by the runner that logs them and
-the summaries that read them back."""
+the summaries that read them back. Means are metrics; their 95 % CI bounds are one tag per job
+(`loclab.ci95`) and the aggregate table artifact, so MLflow's chart and compare views lead with
+the means instead of a section of 126 bounds."""
 
 from __future__ import annotations
+
+import json
 
 from metrics.definitions import METRICS
 
@@ -19,6 +23,16 @@ def metric_key(name: str) -> str:
     return f"{group}/{rest}" if dot else flat
 
 
-def ci_key(name: str, bound: str) -> str:
-    """`ci95/file_acc_all_at_5_low`: every CI bound in one chart section, away from the means."""
-    return f"ci95/{name.replace('@', '_at_')}_{bound}"
+CI_TAG = "loclab.ci95"  # a job's 95 % CI bounds, {metric: [low, high]}: a tag, so the chart view opens on means
+
+
+def ci_tag(bounds: dict[str, tuple[float, float]]) -> str:
+    """The tag value of a job's CI bounds (rounded to 6 places: a bound is shown at 3)."""
+    return json.dumps({name: [round(low, 6), round(high, 6)] for name, (low, high) in bounds.items()},
+                      separators=(",", ":"))
+
+
+def ci_bounds(tags: dict[str, str], name: str) -> tuple[float, float] | None:
+    """A metric's CI bounds from a job's tags, or None."""
+    bounds = json.loads(tags.get(CI_TAG, "{}")).get(name)
+    return (bounds[0], bounds[1]) if bounds else None

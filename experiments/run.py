@@ -32,12 +32,12 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from experiments.metric_keys import ci_key, metric_key
+from experiments.metric_keys import CI_TAG, ci_tag, metric_key
 from experiments.mlflow_traces import log_task_trace
 from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
-from experiments.report import headline_figure, job_description, per_task_frame, print_summary
+from experiments.report import SUMMARY_METRICS, headline_figure, job_description, per_task_frame, print_summary
 from experiments.sweep_summary import SWEEP_JOB_TAG
 from experiments.sweep_worker import end_with_the_sweep, working_for
 from experiments.telemetry import file_telemetry, job_telemetry
@@ -292,8 +292,9 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     if len(summary):
         mlflow.log_text(summary.to_csv(), "aggregate.csv")
         means = {metric_key(name): row["mean"] for name, row in summary.iterrows()}
-        bounds = {ci_key(name, bound): row[f"ci95_{bound}"] for name, row in summary.iterrows() for bound in ("low", "high")}
-        mlflow.log_metrics({k: float(v) for k, v in (means | bounds).items() if v is not None and v == v})
+        mlflow.log_metrics({k: float(v) for k, v in means.items() if v is not None and v == v})
+        mlflow.set_tag(CI_TAG, ci_tag({name: (float(row.ci95_low), float(row.ci95_high)) for name, row in summary.iterrows()
+                                       if name in SUMMARY_METRICS and _number(row.ci95_low) and _number(row.ci95_high)}))
         decider = decided_by(job)
         title = f"{locator_name} on {cfg.dataset.name} ({manifest.content_hash[:12]})" + (f" — {decider}" if decider else "")
         print_summary(title, summary, counts)
@@ -351,6 +352,10 @@ def _run_tasks(job: Job, work, localize_missing: bool, concurrency: int, label: 
             return [one(item) for item in work]
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="task") as pool:
             return list(pool.map(one, work))
+
+
+def _number(value) -> bool:
+    return value is not None and value == value  # a CI bound is None or NaN where it is undefined
 
 
 def _log_telemetry(outcomes) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from experiments.metric_keys import ci_key, metric_key
+from experiments.metric_keys import ci_bounds, metric_key
 from experiments.sweep_summary import COLUMNS, SWEEP_JOB_TAG
 
 TABLE_ARTIFACT = "sweep_jobs.json"
@@ -19,7 +19,10 @@ COST = ("input_tokens", "source_lines_read")
 
 
 def _value(run: Run, name: str, bound: str | None = None) -> float | None:
-    return run.data.metrics.get(metric_key(name) if bound is None else ci_key(name, bound))
+    if bound is None:
+        return run.data.metrics.get(metric_key(name))
+    bounds = ci_bounds(run.data.tags, name)
+    return None if bounds is None else bounds[0 if bound == "low" else 1]
 
 
 def _fmt(value: float | None) -> str:

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from experiments.metric_keys import ci_key, metric_key
+from experiments.metric_keys import ci_bounds, metric_key
 
 SWEEP_JOB_TAG = "loclab.sweep_job"  # a job's number in its sweep, in launch order
 COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "discovery_recall", "model_calls",
@@ -19,7 +19,7 @@ def _cell(run: Run, name: str) -> str:
     mean = metrics.get(metric_key(name))
     if mean is None:
         return "—"
-    low, high = metrics.get(ci_key(name, "low")), metrics.get(ci_key(name, "high"))
+    low, high = ci_bounds(run.data.tags, name) or (None, None)
     def fmt(value: float) -> str:
         return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
     return fmt(mean) + (f" [{fmt(low)}, {fmt(high)}]" if low is not None and high is not None else "")

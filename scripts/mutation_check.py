@@ -953,6 +953,14 @@ MUTATIONS = [
              ("tests/experiments/test_tracking.py::test_the_best_job_has_the_highest_file_acc_at_5_then_line_recall_and_finished",)),
     Mutation("a swept config group missing from the parent's params", "experiments/sweep_record.py",
              "        if name.lstrip(\"+~\") == key:", "        if False:", ("tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children",)),
+    Mutation("CI bounds logged as metrics again", "experiments/run.py",
+             '        mlflow.log_metrics({k: float(v) for k, v in means.items() if v is not None and v == v})',
+             '        mlflow.log_metrics({k: float(v) for k, v in means.items() if v is not None and v == v})\n'
+             '        mlflow.log_metrics({f"ci95/{n}_low": float(r.ci95_low) for n, r in summary.iterrows() if _number(r.ci95_low)})',
+             ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
+    Mutation("the summary's CIs not read from the tag", "experiments/sweep_summary.py",
+             "    low, high = ci_bounds(run.data.tags, name) or (None, None)", "    low, high = None, None",
+             ("tests/experiments/test_tracking.py::test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command",)),
 ]
 
 

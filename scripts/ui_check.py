@@ -110,7 +110,7 @@ def main() -> int:
                 ("job_run", f"{base}/#/experiments/{experiment.experiment_id}/runs/{job.info.run_id}",
                  [job.info.run_name, "two_phase on demo, localize+score"]),
                 ("job_metrics", f"{base}/#/experiments/{experiment.experiment_id}/runs/{job.info.run_id}/model-metrics",
-                 ["ci95", "cache_hits_high", job.info.run_name]),  # chart sections by the key's prefix
+                 ["quality", "file_acc_all_at_5", job.info.run_name]),  # chart sections by the key's prefix; no CI bounds
                 ("compare", f"{base}/#/compare-runs?runs={quote(json.dumps([j.info.run_id for j in jobs]))}"
                             f"&experiments={quote(json.dumps([experiment.experiment_id]))}",
                  [j.info.run_name for j in jobs] + ["tasks/total"]),

@@ -4,7 +4,7 @@ import mlflow
 import pytest
 
 from experiments import run as run_module
-from experiments.metric_keys import ci_key, metric_key
+from experiments.metric_keys import CI_TAG, ci_bounds, ci_tag, metric_key
 from experiments.tracking import flatten, job_run_name, short_overrides, swept_keys
 
 
@@ -13,7 +13,8 @@ def test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign():
     assert metric_key("input_tokens") == "cost/input_tokens"
     assert metric_key("reading.terminated_model_stop") == "reading/terminated_model_stop"
     assert metric_key("tasks.ok") == "tasks/ok"
-    assert ci_key("file_acc_all@5", "low") == "ci95/file_acc_all_at_5_low"
+    tags = {CI_TAG: ci_tag({"file_acc_all@5": (0.25, 0.75)})}
+    assert ci_bounds(tags, "file_acc_all@5") == (0.25, 0.75) and ci_bounds(tags, "line_recall") is None
 
 
 def test_jobs_are_named_by_the_overrides_that_tell_them_apart():
@@ -101,7 +102,8 @@ def _job_run(run_id: str, name: str, job: int):
 
     info = RunInfo(run_id=run_id, experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
                    lifecycle_stage="active", run_name=name)
-    tags = [RunTag("loclab.sweep_job", str(job)), RunTag("mlflow.runName", name)]
+    tags = [RunTag("loclab.sweep_job", str(job)), RunTag("mlflow.runName", name),
+            RunTag(CI_TAG, ci_tag({"file_acc_all@5": (0.25, 0.75)}))]
     return Run(info, RunData(metrics=[Metric("quality/file_acc_all_at_5", 0.5, 0, 0)], params=[Param("limit", "1")], tags=tags))
 
 
@@ -119,6 +121,9 @@ def test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command()
     assert compare.split()[4:6] == ["a" * 32, "b" * 32]  # job 0 first: compare's baseline
     assert compare.endswith("--experiment loclab-demo")  # one line, however narrow the console
     assert any(line.startswith("calibrate:") and line.endswith("--param limit") for line in lines)
+    wide = Console(width=200, record=True)
+    print_sweep_summary(_job_run("p" * 32, "sweep", 0), jobs, "loclab-demo", "mlflow ui", ["limit"], console=wide)
+    assert "0.500 [0.250, 0.750]" in wide.export_text()  # the mean with its CI, from the tag
 
 
 def test_the_best_job_has_the_highest_file_acc_at_5_then_line_recall_and_finished():

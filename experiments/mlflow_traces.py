@@ -16,10 +16,11 @@ from locator.redact import redact
 from locator.trace import EventKind, read_trace
 
 
-def log_task_trace(task_id: str, repeat: int, trace_file: Path) -> int:
+def log_task_trace(task_id: str, repeat: int, trace_file: Path, tags: dict[str, str]) -> int:
     """Logs the task's System One requests as one MLflow trace, attached to the active run (MLflow
-    finds it from any thread, so a task's thread may call this); returns the spans logged. A request
-    is paired with the answer that carries its decision key."""
+    finds it from any thread, so a task's thread may call this) and tagged with `tags` (the job run
+    and its overrides); returns the spans logged. A request is paired with the answer that carries its
+    decision key; its span is named for what it was about (stage, file, epoch)."""
     events = read_trace(trace_file)
     requests = [e for e in events if e.kind == EventKind.REQUEST]
     if not requests:
@@ -31,16 +32,19 @@ def log_task_trace(task_id: str, repeat: int, trace_file: Path) -> int:
     end_ms = max(e.t_ms for e in events)
     base_ns = time.time_ns() - int(end_ms * 1e6)  # the trace keeps the task's own timing, placed just before now
     root = mlflow.start_span_no_context(f"{task_id}/r{repeat}", span_type=SpanType.CHAIN,
-                                        inputs={"task": task_id, "repeat": repeat}, start_time_ns=base_ns)
+                                        inputs={"task": task_id, "repeat": repeat}, start_time_ns=base_ns,
+                                        tags={k: redact(v)[:4000] for k, v in tags.items()})
     spans = 0
     for request in requests:
         answer = answers[request.data.get("key")].popleft() if answers[request.data.get("key")] else None
+        questions = request.data.get("questions", {})
         span = mlflow.start_span_no_context(
-            "system_one.request", span_type=SpanType.LLM, parent_span=root,
+            request.data.get("about") or "system_one.request", span_type=SpanType.LLM, parent_span=root,
             # JSON text, not nested objects: MLflow walks nested span inputs value by value, which made
             # tracing the slowest part of logging (6 s for a 50-task job); the UI shows the text as is.
             # Compact, because `indent` takes json's pure-Python encoder (0.9 s of a 50-task job).
-            inputs={"questions": redact(json.dumps(request.data.get("questions", {}), ensure_ascii=False))},
+            inputs={"question_count": len(questions), "question_types": sorted({q.get("type") for q in questions.values()}),
+                    "questions": redact(json.dumps(questions, ensure_ascii=False))},
             attributes={"decision_key": str(request.data.get("key"))},
             start_time_ns=base_ns + int(request.t_ms * 1e6))
         if answer is None:
@@ -53,5 +57,6 @@ def log_task_trace(task_id: str, repeat: int, trace_file: Path) -> int:
                                  "latency_ms": round(answer.t_ms - request.t_ms, 3)},
                      end_time_ns=base_ns + int(answer.t_ms * 1e6))
         spans += 1
-    root.end(outputs={"requests": spans}, end_time_ns=base_ns + int(end_ms * 1e6))
+    root.end(outputs={"requests": spans, "about": sorted({r.data.get("about") or "request" for r in requests})},
+             end_time_ns=base_ns + int(end_ms * 1e6))
     return spans

@@ -259,6 +259,9 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     work = [(row, repeat) for row in rows for repeat in range(cfg.repeats)]
     tasks_started = time.perf_counter()
     tracing = threading.Lock()
+    # a trace says which job and setting it came from: the Traces tab lists traces of every job together
+    trace_tags = {"loclab.job_run": mlflow.active_run().info.run_id, "loclab.locator": locator_name,
+                  "loclab.overrides": redact(" ".join(HydraConfig.get().overrides.task))}
 
     def trace(outcome: TaskOutcome) -> TaskOutcome:
         # as each task ends, so a job with tasks in flight logs its traces while others wait on System One
@@ -266,7 +269,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
             return outcome
         started = time.perf_counter()
         with tracing:
-            log_task_trace(outcome.task_id, outcome.repeat, outcome.result_dir / TRACE_FILE)
+            log_task_trace(outcome.task_id, outcome.repeat, outcome.result_dir / TRACE_FILE, trace_tags)
         seconds = outcome.seconds | {HarnessStage.TRACE.value: time.perf_counter() - started}
         return dataclasses.replace(outcome, seconds=seconds)
 

@@ -961,6 +961,11 @@ MUTATIONS = [
     Mutation("the summary's CIs not read from the tag", "experiments/sweep_summary.py",
              "    low, high = ci_bounds(run.data.tags, name) or (None, None)", "    low, high = None, None",
              ("tests/experiments/test_tracking.py::test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command",)),
+    Mutation("traces not tagged with their job", "experiments/mlflow_traces.py",
+             "                                        tags={k: redact(v)[:4000] for k, v in tags.items()})",
+             "                                        )", ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
+    Mutation("every span named system_one.request", "experiments/mlflow_traces.py",
+             'request.data.get("about") or "system_one.request"', '"system_one.request"', ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
 ]
 
 

@@ -58,6 +58,21 @@ class Pricing:
         return (input_tokens * self.input_per_million_usd + output_tokens * self.output_per_million_usd) / 1e6
 
 
+def request_label(state: dict) -> str:
+    """What a request is about, from its state: the stage, then its file and epoch (or its files), so a
+    trace's spans can be told apart (`file_runtime pkg/core.py epoch 3`, `reading pkg/a.py +3`)."""
+    parts = [str(state.get("stage", "request"))]
+    about = state.get("file")
+    if isinstance(about, dict):
+        parts += [str(about.get("path")), *([f"epoch {about['epoch']}"] if "epoch" in about else [])]
+    elif isinstance(about, str):
+        parts.append(about)
+    elif isinstance(state.get("reader"), dict) and state["reader"]:
+        paths = list(state["reader"])
+        parts.append(paths[0] + (f" +{len(paths) - 1}" if len(paths) > 1 else ""))
+    return " ".join(parts)
+
+
 class SystemOne:
     def __init__(self, backend: Backend, model: str, cache: DecisionCache | None = None, trace: Trace | None = None,
                  max_concurrency: int = 1, pricing: Pricing | None = None, sampler: Sampler | None = None):
@@ -132,7 +147,8 @@ class SystemOne:
         # keyed even without a cache: the trace's keys are what a run's decision snapshot is built from
         key = decision_key(self.backend.identity, request)
         cached = self.cache.get(key) if self.cache is not None else None
-        self._emit(EventKind.REQUEST, key=key, questions={k: q.model_dump(mode="json") for k, q in questions.items()})
+        self._emit(EventKind.REQUEST, key=key, about=request_label(request.state),
+                   questions={k: q.model_dump(mode="json") for k, q in questions.items()})
         if cached is not None:
             response = validate_response(request, cached)
             self._add(UsageTotals(1, response.usage.input_tokens, response.usage.output_tokens, cache_hits=1))

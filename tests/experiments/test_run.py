@@ -59,9 +59,15 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI opens on its runs
     traces = ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)
     assert len(traces) == 2  # one per task: a span per System One request, with its answers and tokens
-    requests = [s for t in traces for s in t.data.spans if s.name == "system_one.request"]
+    requests = [s for t in traces for s in t.data.spans if s.span_type == "LLM"]
     assert len(requests) == job.data.metrics["cost/model_calls"] * 2
-    assert all("questions" in s.inputs and "answers" in s.outputs for s in requests)
+    assert all("questions" in s.inputs and "answers" in s.outputs and s.inputs["question_count"] >= 1 for s in requests)
+    # told apart: each trace names its job and setting; each span its stage and file
+    assert all(t.info.tags["loclab.job_run"] == job.info.run_id and "limit=2" in t.info.tags["loclab.overrides"]
+               for t in traces)
+    names = {s.name for s in requests}
+    assert any(n.startswith("file_discovery") for n in names) and any(n.startswith("reading pkg/") or
+                                                                       n.startswith("reading ") for n in names)
     results = list((ws.root / "results").rglob("localization-result.json"))
     assert len(results) == 2 and all((r.parent / "trace.jsonl").is_file() for r in results)
 

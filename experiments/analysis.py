@@ -251,9 +251,26 @@ def artifact_name(name: str) -> str:
     return _UNSAFE.sub("_", name).strip("_") or "unnamed"
 
 
+def report_placement(client: MlflowClient, reported: list[str]) -> dict[str, str]:
+    """Where a report run goes: nested under the sweep its runs belong to when they share one parent
+    (so it sits with them, collapsed, instead of on top of the runs table and the charts), and a
+    description linking every run it reports on."""
+    runs = [client.get_run(run_id) for run_id in reported]
+    parents = {r.data.tags.get("mlflow.parentRunId") for r in runs}
+    links = ", ".join(f"[{r.info.run_name or r.info.run_id}](#/experiments/{r.info.experiment_id}/runs/{r.info.run_id})"
+                      for r in runs)
+    placement = {"loclab.reported_runs": ",".join(reported)[:4000],
+                 "mlflow.note.content": f"Reports on {len(runs)} run(s): {links}."}
+    if len(parents) == 1 and None not in parents:
+        placement["mlflow.parentRunId"] = parents.pop()
+    return placement
+
+
 def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], figures: dict[str, Any],
-                 tags: dict[str, str], out_dir: str | Path | None, params: dict[str, Any] | None = None) -> Path:
-    """Tables (CSV, Markdown, LaTeX) and figures (PNG) to a folder and to an MLflow report run."""
+                 tags: dict[str, str], out_dir: str | Path | None, params: dict[str, Any] | None = None,
+                 reported: list[str] | None = None) -> Path:
+    """Tables (CSV, Markdown, LaTeX) and figures (PNG) to a folder and to an MLflow report run, placed
+    with the runs it reports on (`reported`, run ids; `report_placement`)."""
     folder = Path(out_dir) if out_dir else PROJECT_ROOT / "runs" / "reports" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
@@ -263,7 +280,8 @@ def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], fi
     for name, figure in figures.items():
         figure.savefig(folder / f"{artifact_name(name)}.png", dpi=120, bbox_inches="tight")
     mlflow.set_experiment(experiment)
-    with mlflow.start_run(run_name=f"{kind} report", tags={"loclab.kind": "report", "loclab.report": kind, **tags}):
+    placement = report_placement(MlflowClient(), reported) if reported else {}
+    with mlflow.start_run(run_name=f"{kind} report", tags={"loclab.kind": "report", "loclab.report": kind, **placement, **tags}):
         if params:
             mlflow.log_params(params)
         mlflow.log_artifacts(str(folder))

@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     figure = curves(frame, args.param, args.quality, args.cost, (args.choose_split, args.report_split))
     folder = write_report("calibrate", args.experiment, {"calibration": frame}, {"calibration_curves": figure},
                           {"loclab.manifest_blake3": manifest, "loclab.rule": rule}, args.out,
-                          params={"params": ",".join(args.param), "recommended": str(chosen)})
+                          params={"params": ",".join(args.param), "recommended": str(chosen)},
+                          reported=[a.run_id for a in arms])
     print(f"report: {folder}")
     return 0
 

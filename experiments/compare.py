@@ -192,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     folder = write_report("compare", args.experiment, tables, figures,
                           {"loclab.manifest_blake3": manifest, "loclab.arms": ",".join(a.run_id for a in arms),
                            "loclab.reduction": describe_reduction(arms, shared)},
-                          args.out, params={"baseline": base.label, "arms": ", ".join(a.label for a in arms[1:])})
+                          args.out, params={"baseline": base.label, "arms": ", ".join(a.label for a in arms[1:])},
+                          reported=[a.run_id for a in arms])
     print(f"report: {folder}")
     return 0
 

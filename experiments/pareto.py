@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     figure = scatter(frame, args.quality, args.cost, f"{args.experiment}: {args.quality} vs {args.cost}")
     folder = write_report("pareto", args.experiment, {"pareto": frame}, {"pareto": figure},
                           {"loclab.quality": args.quality, "loclab.cost": args.cost, "loclab.manifest_blake3": manifest,
-                           "loclab.reduction": reduction}, args.out)
+                           "loclab.reduction": reduction}, args.out, reported=[a.run_id for a in arms])
     print(f"report: {folder}")
     return 0
 

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         print("VIOLATION: a deterministic configuration produced different results across repeats")
     folder = write_report("repeatability", args.experiment, {"summary": summary, "per_task": per_task}, {},
                           {"loclab.arm": arm.run_id, "loclab.deterministic_violation": str(deterministic and not all_identical).lower()},
-                          args.out)
+                          args.out, reported=[arm.run_id])
     print(f"report: {folder}")
     return 1 if deterministic and not all_identical else 0
 

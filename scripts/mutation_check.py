@@ -966,6 +966,9 @@ MUTATIONS = [
              "                                        )", ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
     Mutation("every span named system_one.request", "experiments/mlflow_traces.py",
              'request.data.get("about") or "system_one.request"', '"system_one.request"', ("tests/experiments/test_run.py::test_a_job_localizes_scores_and_logs_to_mlflow",)),
+    Mutation("a report run left on top of the runs table", "experiments/analysis.py",
+             '        placement["mlflow.parentRunId"] = parents.pop()', "        pass",
+             ("tests/experiments/test_analysis.py::test_calibrate_chooses_on_dev_and_reports_on_test",)),
 ]
 
 

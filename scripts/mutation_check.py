@@ -969,6 +969,10 @@ MUTATIONS = [
     Mutation("a report run left on top of the runs table", "experiments/analysis.py",
              '        placement["mlflow.parentRunId"] = parents.pop()', "        pass",
              ("tests/experiments/test_analysis.py::test_calibrate_chooses_on_dev_and_reports_on_test",)),
+    Mutation("an added option stripped whatever its value", "tests/locator/test_composed_configs.py",
+             "        if isinstance(node, dict) and key in node and node[key] == off:",
+             "        if isinstance(node, dict) and key in node:",
+             ("tests/locator/test_composed_configs.py::test_an_added_option_switched_on_is_a_changed_composition",)),
 ]
 
 

@@ -67,3 +67,9 @@ def test_every_locator_composition_equals_the_one_before_the_yaml_was_factored()
     now = {name: _without_added_options(c) for name, c in composed([tuple(name.split()) for name in before]).items()}
     changed = [name for name in before if now[name] != before[name]]
     assert not changed, f"compositions that changed: {changed}"
+
+
+def test_an_added_option_switched_on_is_a_changed_composition():
+    before = json.loads(SNAPSHOT.read_text(encoding="utf-8"))["locator=two_phase"]
+    on = composed([("locator=two_phase", "locator/follow=references")])["locator=two_phase locator/follow=references"]
+    assert _without_added_options(on) != before and _without_added_options(on)["reader"]["follow"] is not None

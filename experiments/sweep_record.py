@@ -9,7 +9,7 @@ from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from experiments.metric_keys import ci_bounds, metric_key
-from experiments.sweep_summary import COLUMNS, SWEEP_JOB_TAG
+from experiments.sweep_summary import COLUMNS, SWEEP_JOB_TAG, launch_order
 
 TABLE_ARTIFACT = "sweep_jobs.json"
 FIGURE_ARTIFACT = "sweep_quality_vs_cost.png"
@@ -76,7 +76,7 @@ def _figure(jobs: list[Run]):
 def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], swept: list[str]) -> None:
     import pandas as pd
 
-    jobs = sorted(jobs, key=lambda r: (int(r.data.tags.get(SWEEP_JOB_TAG, "0")), r.info.run_name or ""))
+    jobs = launch_order(jobs)
     rows = []
     for job in jobs:
         row = {"job": job.data.tags.get(SWEEP_JOB_TAG), "name": job.info.run_name, "status": job.info.status,

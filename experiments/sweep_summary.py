@@ -14,6 +14,12 @@ COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "
            "input_tokens", "source_lines_read", "index_lines")
 
 
+def launch_order(jobs: list[Run]) -> list[Run]:
+    """A sweep's jobs in launch order: job 0 takes every swept param's first value, which a preset lists
+    as its baseline, so it leads the table and the compare command (compare's first run is its baseline)."""
+    return sorted(jobs, key=lambda r: (int(r.data.tags.get(SWEEP_JOB_TAG, "0")), r.info.run_name or ""))
+
+
 def _cell(run: Run, name: str) -> str:
     metrics = run.data.metrics
     mean = metrics.get(metric_key(name))
@@ -34,9 +40,7 @@ def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_comman
     table = Table(title=escape(f"{parent.info.run_name} — parent run {parent.info.run_id}"))
     for column in ("job", "status", *COLUMNS):
         table.add_column(escape(column), justify="left" if column in ("job", "status") else "right")
-    # launch order: job 0 takes every swept param's first value, which a preset lists as its baseline,
-    # so it leads the table and the compare command (compare's first run is its baseline)
-    jobs = sorted(jobs, key=lambda r: (int(r.data.tags.get(SWEEP_JOB_TAG, "0")), r.info.run_name or ""))
+    jobs = launch_order(jobs)
     for job in jobs:
         table.add_row(escape(job.info.run_name or job.info.run_id), job.info.status, *[_cell(job, n) for n in COLUMNS])
     console.print(table)

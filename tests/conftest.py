@@ -36,3 +36,9 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return root
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `long` (several minutes each) are handed out first, so two workers finish together
+    instead of one starting a long test when the other is done."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

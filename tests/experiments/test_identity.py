@@ -36,6 +36,7 @@ def _loaded_loclab_modules() -> set[str]:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork: each locator runs in a child of one warm process")
+@pytest.mark.long
 def test_every_module_a_locator_loads_is_in_its_results_identity(tmp_path):
     """Each configured locator runs in a fork of a process that has imported only the production
     path; every loclab module it then loads must be in the code identity of its config."""

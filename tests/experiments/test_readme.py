@@ -42,6 +42,7 @@ def _run(ws: Workspace, argv: list[str], env: dict[str, str] | None = None) -> s
     return subprocess.run(cmd, cwd=PROJECT_ROOT, env=ws.env() | (env or {}), capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.long
 def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file):
     ws = Workspace(tmp_path / "ws", subject_cache)
     commands = readme_commands(r"experiments\.\w+")

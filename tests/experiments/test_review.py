@@ -14,6 +14,7 @@ from tests.test_configs import readme_commands
 pytestmark = pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: pip install -e '.[llm]'")
 
 
+@pytest.mark.long
 def test_a_sweep_of_agentless_style_and_bm25_is_reviewed_blind(tmp_path, subject_cache):
     ws = Workspace(tmp_path / "ws", subject_cache)
     [readme] = [c for c in readme_commands() if "review=blind" in c]  # the README's command, as written

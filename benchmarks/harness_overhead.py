@@ -52,11 +52,11 @@ def main() -> int:
         experiment = client.get_experiment_by_name(f"loclab-{args.dataset}")
         [job] = client.search_runs([experiment.experiment_id], "tags.`loclab.kind` = 'job'", max_results=1,
                                    order_by=["attributes.start_time DESC"])
-        h = {k.removeprefix("harness/"): v for k, v in job.data.metrics.items() if k.startswith("harness/")}
+        h = {k.removeprefix("7 harness/"): v for k, v in job.data.metrics.items() if k.startswith("7 harness/")}
         parts = {"start-up": wall - h["job_s"], "setup": h["setup_s"], "subject": h["subject_s"],
                  "localize": h["localize_s"], "render": h["render_s"], "score": h["score_s"], "trace": h["trace_s"], "log": h["log_s"]}
         other = wall - sum(parts.values())  # task-loop bookkeeping, progress bar, …
-        print(f"run {attempt + 1}: {int(job.data.metrics['tasks/total'])} tasks, wall {wall:.2f} s — " +
+        print(f"run {attempt + 1}: {int(job.data.metrics['6 tasks/total'])} tasks, wall {wall:.2f} s — " +
               ", ".join(f"{k} {v:.2f} s ({v / wall:.0%})" for k, v in parts.items()) + f", other {other:.2f} s")
         print(f"        loclab's own share: {(wall - parts['localize']) / wall:.0%} of the wall time "
               f"({(wall - parts['localize']):.2f} s)")

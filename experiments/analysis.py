@@ -251,26 +251,35 @@ def artifact_name(name: str) -> str:
     return _UNSAFE.sub("_", name).strip("_") or "unnamed"
 
 
-def report_placement(client: MlflowClient, reported: list[str]) -> dict[str, str]:
-    """Where a report run goes: nested under the sweep its runs belong to when they share one parent
-    (so it sits with them, collapsed, instead of on top of the runs table and the charts), and a
-    description linking every run it reports on."""
+REPORTS_SUFFIX = "-reports"  # report runs live in their own experiment: `loclab-demo-reports`
+
+
+def reports_experiment(experiment: str) -> str:
+    """The experiment a report on `experiment`'s runs is logged to. MLflow's charts plot the first
+    visible rows of the runs table, newest first, so a report run among the jobs (even nested under
+    their sweep) pushes jobs out of them; in an experiment of their own they never do."""
+    return experiment + REPORTS_SUFFIX
+
+
+def report_links(client: MlflowClient, reported: list[str]) -> dict[str, str]:
+    """A report run's links to the runs it reports on: their ids (`loclab.reported_runs`), their
+    sweep when they share one (`loclab.reported_sweep`), and a description linking each."""
     runs = [client.get_run(run_id) for run_id in reported]
     parents = {r.data.tags.get("mlflow.parentRunId") for r in runs}
     links = ", ".join(f"[{r.info.run_name or r.info.run_id}](#/experiments/{r.info.experiment_id}/runs/{r.info.run_id})"
                       for r in runs)
-    placement = {"loclab.reported_runs": ",".join(reported)[:4000],
-                 "mlflow.note.content": f"Reports on {len(runs)} run(s): {links}."}
+    tags = {"loclab.reported_runs": ",".join(reported)[:4000],
+            "mlflow.note.content": f"Reports on {len(runs)} run(s): {links}."}
     if len(parents) == 1 and None not in parents:
-        placement["mlflow.parentRunId"] = parents.pop()
-    return placement
+        tags["loclab.reported_sweep"] = parents.pop()
+    return tags
 
 
 def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], figures: dict[str, Any],
                  tags: dict[str, str], out_dir: str | Path | None, params: dict[str, Any] | None = None,
                  reported: list[str] | None = None) -> Path:
-    """Tables (CSV, Markdown, LaTeX) and figures (PNG) to a folder and to an MLflow report run, placed
-    with the runs it reports on (`reported`, run ids; `report_placement`)."""
+    """Tables (CSV, Markdown, LaTeX) and figures (PNG) to a folder and to an MLflow report run in
+    `reports_experiment(experiment)`, linked to the runs it reports on (`reported`, run ids)."""
     folder = Path(out_dir) if out_dir else PROJECT_ROOT / "runs" / "reports" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
@@ -279,10 +288,12 @@ def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], fi
             (folder / f"{artifact_name(name)}.{suffix}").write_text(table_text(name, frame, fmt), encoding="utf-8")
     for name, figure in figures.items():
         figure.savefig(folder / f"{artifact_name(name)}.png", dpi=120, bbox_inches="tight")
-    mlflow.set_experiment(experiment)
-    placement = report_placement(MlflowClient(), reported) if reported else {}
-    with mlflow.start_run(run_name=f"{kind} report", tags={"loclab.kind": "report", "loclab.report": kind, **placement, **tags}):
+    links = report_links(MlflowClient(), reported) if reported else {}
+    mlflow.set_experiment(reports_experiment(experiment))
+    with mlflow.start_run(run_name=f"{kind} report", tags={"loclab.kind": "report", "loclab.report": kind,
+                                                            "loclab.reported_experiment": experiment, **links, **tags}) as run:
         if params:
             mlflow.log_params(params)
         mlflow.log_artifacts(str(folder))
+    print(f"report run: {run.info.run_id} in experiment {reports_experiment(experiment)}")
     return folder

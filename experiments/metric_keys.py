@@ -6,29 +6,57 @@ the means instead of a section of 126 bounds."""
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 
 from metrics.definitions import METRICS
 
+ROUND_TO = 4  # decimal places of a logged mean: what the runs table shows; the artifacts keep every digit
+
+
+class Section(StrEnum):
+    """The chart view's sections, named so they sort in the order a reader wants them: MLflow sorts
+    section names (the key's part before `/`) by code point, which put `cost` before `quality`."""
+
+    QUALITY = "1 quality"
+    COST = "2 cost"
+    READING = "3 reading"
+    FUNNEL = "4 funnel"
+    REVIEW = "5 review"
+    TASKS = "6 tasks"
+    HARNESS = "7 harness"
+    SWEEP = "8 sweep"  # a sweep's parent: its job counts and its best job's headline metrics
+
+
+_GROUPS = {section.value.split(" ", 1)[1]: section for section in Section}
+
 
 def metric_key(name: str) -> str:
-    """The MLflow key of a loclab metric, grouped so the UI's chart view sections them: `quality/…`,
-    `cost/…` and `funnel/…` by the registry's kind, `reading/…` for reading telemetry (`reading.terminated_x`),
-    `tasks/…` for the job's task counts. MLflow keys cannot hold `@`: `file_acc_all@5` is logged as
-    `quality/file_acc_all_at_5`."""
+    """The MLflow key of a loclab metric: `1 quality/…`, `2 cost/…`, `4 funnel/…` and `5 review/…` by the
+    registry's kind; a dotted name by its group (`reading.terminated_x` -> `3 reading/terminated_x`,
+    `tasks.ok` -> `6 tasks/ok`, `harness.job_s`, `sweep.jobs_total`). MLflow keys cannot hold `@`:
+    `file_acc_all@5` is logged as `1 quality/file_acc_all_at_5`."""
     flat = name.replace("@", "_at_")
     spec = METRICS.get(name)
     if spec is not None:
-        return f"{spec.kind.value}/{flat}"
+        return f"{_GROUPS[spec.kind.value].value}/{flat}"
     group, dot, rest = flat.partition(".")
-    return f"{group}/{rest}" if dot else flat
+    if not dot:
+        return flat
+    section = _GROUPS.get(group)
+    return f"{section.value if section else group}/{rest}"
+
+
+def logged_value(value: float) -> float:
+    """A mean as logged: rounded where MLflow shows it (the runs table prints every digit it has)."""
+    return round(float(value), ROUND_TO)
 
 
 CI_TAG = "loclab.ci95"  # a job's 95 % CI bounds, {metric: [low, high]}: a tag, so the chart view opens on means
 
 
 def ci_tag(bounds: dict[str, tuple[float, float]]) -> str:
-    """The tag value of a job's CI bounds (rounded to 6 places: a bound is shown at 3)."""
-    return json.dumps({name: [round(low, 6), round(high, 6)] for name, (low, high) in bounds.items()},
+    """The tag value of a job's CI bounds, rounded as the means are (so a mean stays within its bounds)."""
+    return json.dumps({name: [logged_value(low), logged_value(high)] for name, (low, high) in bounds.items()},
                       separators=(",", ":"))
 
 

@@ -1,6 +1,6 @@
 """The blind quality review as a scoring step (`review=blind`): each saved result's context pack,
 anonymized, goes to the evaluator model (`metrics.review`); its seven dimensions, overall score and
-can_proceed are logged as `review/…` metrics beside the localization metrics. Like every score,
+can_proceed are logged as `5 review/…` metrics beside the localization metrics. Like every score,
 it re-runs on saved results and is not part of their address; the evaluator's answers go through
 its System One's decision cache, keyed by its identity and the whole prompt."""
 

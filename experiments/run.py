@@ -32,7 +32,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from experiments.metric_keys import CI_TAG, ci_tag, metric_key
+from experiments.metric_keys import CI_TAG, ci_tag, logged_value, metric_key
 from experiments.mlflow_traces import log_task_trace
 from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
@@ -89,7 +89,7 @@ INPUT_ERRORS = (ManifestError, JobConfigError, ImportedResultError, LocalModelEr
 
 
 def _log_metrics(scores: dict[str, float | None]) -> None:
-    mlflow.log_metrics({metric_key(k): v for k, v in scores.items() if v is not None})
+    mlflow.log_metrics({metric_key(k): logged_value(v) for k, v in scores.items() if v is not None})
 
 
 # How a store says another job inserted the same row first: SQLite, PostgreSQL (directly or through
@@ -240,7 +240,7 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
 
 def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: Stage, localize_missing: bool,
          started: float) -> None:
-    """The job's body. Its wall time is logged by harness stage (`harness/…_s`: setup, each task
+    """The job's body. Its wall time is logged by harness stage (`7 harness/…_s`: setup, each task
     stage summed over tasks, logging), so loclab's own overhead is measured on every run."""
     collections_before = _gc_collections()
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
@@ -287,7 +287,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
               "reused": int(frame.reused.sum())}
     produced = sorted(set(ok.produced_at.dropna()))
     mlflow.set_tag("loclab.results_produced_at", ",".join(produced)[:4000])
-    mlflow.log_metrics({f"tasks/{k}": v for k, v in counts.items()})
+    mlflow.log_metrics({metric_key(f"tasks.{k}"): v for k, v in counts.items()})
     _log_telemetry(outcomes)
     _log_record(outcomes, job)
     mlflow.log_table(frame, "per_task.json")
@@ -295,7 +295,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     if len(summary):
         mlflow.log_text(summary.to_csv(), "aggregate.csv")
         means = {metric_key(name): row["mean"] for name, row in summary.iterrows()}
-        mlflow.log_metrics({k: float(v) for k, v in means.items() if v is not None and v == v})
+        mlflow.log_metrics({k: logged_value(v) for k, v in means.items() if v is not None and v == v})
         mlflow.set_tag(CI_TAG, ci_tag({name: (float(row.ci95_low), float(row.ci95_high)) for name, row in summary.iterrows()
                                        if name in SUMMARY_METRICS and _number(row.ci95_low) and _number(row.ci95_high)}))
         decider = decided_by(job)
@@ -314,7 +314,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
                 "log_s": finished - tasks_done, "job_s": finished - started}
     harness["overhead_fraction"] = overhead_fraction(harness)
     harness["gc_collections"] = _gc_collections() - collections_before  # see GC_THRESHOLDS
-    mlflow.log_metrics({f"harness/{k}": v for k, v in harness.items()})
+    mlflow.log_metrics({metric_key(f"harness.{k}"): logged_value(v) for k, v in harness.items()})
     for failed in outcomes:
         if failed.status == "failed":
             print(f"FAILED {failed.task_id}/r{failed.repeat}: {failed.error}")
@@ -362,7 +362,7 @@ def _number(value) -> bool:
 
 
 def _log_telemetry(outcomes) -> None:
-    """Per-file telemetry as a table, per-job counts as metrics (e.g. reading/terminated_model_stop)."""
+    """Per-file telemetry as a table, per-job counts as metrics (e.g. `3 reading/terminated_model_stop`)."""
     results = [(o.task_id, o.repeat, LocalizationResult.read(o.result_dir / RESULT_FILE))
                for o in outcomes if o.status == "ok"]
     files = file_telemetry(results)
@@ -370,7 +370,7 @@ def _log_telemetry(outcomes) -> None:
         mlflow.log_table(files, "file_telemetry.json")
     metrics = job_telemetry(results)
     if metrics:
-        mlflow.log_metrics({metric_key(k): v for k, v in metrics.items()})
+        mlflow.log_metrics({metric_key(k): logged_value(v) for k, v in metrics.items()})
 
 
 def _log_record(outcomes, job: Job) -> None:

@@ -1,21 +1,30 @@
 """What a sweep's parent run carries when the sweep ends, so the answer to "which setting wins?" is on
 its page: the jobs side by side (an MLflow table artifact and the run's description), the swept
 parameters as params (each with the values the jobs took), the best job's headline metrics, and a
-quality-vs-cost figure of every job with its 95 % CIs."""
+quality-vs-cost figure of every job with its 95 % CIs; and a view of its jobs in the runs table,
+best first, with the headline columns (`SWEEP_VIEW_TAG`), which no other run pushes out of the charts."""
 
 from __future__ import annotations
+
+import json
 
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from experiments.metric_keys import ci_bounds, metric_key
-from experiments.sweep_summary import COLUMNS, SWEEP_JOB_TAG, launch_order
+from experiments.sweep_summary import COLUMNS, SWEEP_JOB_TAG, SWEEP_VIEW_TAG, launch_order
 
 TABLE_ARTIFACT = "sweep_jobs.json"
 FIGURE_ARTIFACT = "sweep_quality_vs_cost.png"
 BEST_BY = ("file_acc_all@5", "line_recall")  # the best job: highest file Acc@5, then line recall
 QUALITY = ("file_acc_all@5", "line_recall")
 COST = ("input_tokens", "source_lines_read")
+# MLflow's shared views: the runs page opened with `?viewStateShareKey=K` reads the experiment tag
+# `mlflow.sharedViewState.K` (plain JSON is accepted) for its search, sort, columns and which runs
+# the charts plot; loclab writes one per sweep, keyed by the parent's run id.
+SHARED_VIEW_PREFIX = "mlflow.sharedViewState."
+VIEW_COLUMNS = ("file_acc_all@1", "file_acc_all@5", "line_recall", "line_precision", "model_calls", "input_tokens",
+                "source_lines_read")
 
 
 def _value(run: Run, name: str, bound: str | None = None) -> float | None:
@@ -73,6 +82,15 @@ def _figure(jobs: list[Run]):
     return figure
 
 
+def sweep_view(parent_id: str, swept_params: list[str]) -> dict:
+    """The shared view of a sweep's jobs: only them (report runs and other sweeps out), best file Acc@5
+    first, the swept params and headline metrics as columns, every job plotted (MLflow plots the first
+    10 rows by default)."""
+    return {"searchFilter": f"tags.`mlflow.parentRunId` = '{parent_id}' and tags.`loclab.kind` = 'job'",
+            "orderByKey": f"metrics.`{metric_key(BEST_BY[0])}`", "orderByAsc": False, "runsHiddenMode": "SHOW_ALL",
+            "selectedColumns": [f"params.`{p}`" for p in swept_params] + [f"metrics.`{metric_key(m)}`" for m in VIEW_COLUMNS]}
+
+
 def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], swept: list[str]) -> None:
     import pandas as pd
 
@@ -98,9 +116,14 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
         client.set_tag(parent_id, "loclab.best_job", best.info.run_id)
         for name in (*QUALITY, *COST, "model_calls"):
             if (value := _value(best, name)) is not None:
-                client.log_metric(parent_id, f"best/{metric_key(name).replace('/', '_')}", value)
+                client.log_metric(parent_id, metric_key(f"sweep.best_{name}"), value)
     if any(_value(j, QUALITY[0]) is not None for j in jobs):
         client.log_figure(parent_id, _figure(jobs), FIGURE_ARTIFACT)
+    experiment_id = client.get_run(parent_id).info.experiment_id
+    params = [k for k in swept if jobs and all(k in j.data.params for j in jobs)]
+    client.set_experiment_tag(experiment_id, SHARED_VIEW_PREFIX + parent_id, json.dumps(sweep_view(parent_id, params)))
+    view = f"#/experiments/{experiment_id}/runs?viewStateShareKey={parent_id}"
+    client.set_tag(parent_id, SWEEP_VIEW_TAG, view)
     header = ["job", "name", "status", *COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for job, row in zip(jobs, rows):
@@ -110,7 +133,7 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
     best_line = (f"Best by {' then '.join(BEST_BY)}: job {best.data.tags.get(SWEEP_JOB_TAG)} `{best.info.run_name}` "
                  f"(run {best.info.run_id})." if best is not None else "No job finished with quality metrics.")
     swept_line = "Swept: " + (", ".join(f"`{k}`" for k in swept) if swept else "nothing") + "."
-    description = "\n".join([f"**{len(jobs)} jobs**. {swept_line} {best_line}", "", *lines, "",
+    description = "\n".join([f"**{len(jobs)} jobs**. {swept_line} {best_line} [The jobs, best first]({view}).", "", *lines, "",
                              f"The table: `{TABLE_ARTIFACT}`; the figure: `{FIGURE_ARTIFACT}`. Job 0 takes every "
                              "swept value's first (a preset's baseline) and is `compare`'s baseline."])
     client.set_tag(parent_id, "mlflow.note.content", description)

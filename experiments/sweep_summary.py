@@ -10,6 +10,7 @@ from rich.table import Table
 from experiments.metric_keys import ci_bounds, metric_key
 
 SWEEP_JOB_TAG = "loclab.sweep_job"  # a job's number in its sweep, in launch order
+SWEEP_VIEW_TAG = "loclab.sweep_view"  # a sweep parent's link (a URL fragment) to the view of its jobs
 COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "discovery_recall", "model_calls",
            "input_tokens", "source_lines_read", "index_lines")
 
@@ -32,8 +33,9 @@ def _cell(run: Run, name: str) -> str:
 
 
 def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_command: str, swept_params: list[str],
-                        console: Console | None = None) -> None:
-    """One table of every job (headline metrics with 95 % CIs), the parent run, the UI command, and
+                        console: Console | None = None, ui_address: str = "http://127.0.0.1:5000") -> None:
+    """One table of every job (headline metrics with 95 % CIs), the parent run, the UI command, the
+    view of the sweep's jobs (at `ui_address`, where the UI answers), and
     ready-to-paste `compare` / `calibrate` commands with the real run ids, each on one line however
     wide (soft_wrap: a command the console cut in two would run half when pasted)."""
     console = console or Console(width=220)
@@ -45,6 +47,8 @@ def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_comman
         table.add_row(escape(job.info.run_name or job.info.run_id), job.info.status, *[_cell(job, n) for n in COLUMNS])
     console.print(table)
     console.print(f"MLflow UI: {ui_command}", markup=False, highlight=False, soft_wrap=True)
+    if view := parent.data.tags.get(SWEEP_VIEW_TAG):
+        console.print(f"jobs view: {ui_address.rstrip('/')}/{view}", markup=False, highlight=False, soft_wrap=True)
     finished = [j.info.run_id for j in jobs if j.info.status == "FINISHED"]
     if len(finished) >= 2:
         console.print(f"compare:   python -m experiments.compare {' '.join(finished)} --experiment {experiment}",

@@ -23,6 +23,7 @@ from mlflow.entities import Run, RunStatus
 from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
+from experiments.metric_keys import metric_key
 from experiments.sweep_worker import PARENT_TAG, mark_killed, mark_sweep_main
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact, redact_logging, redact_std_streams, redact_value
@@ -41,6 +42,12 @@ def ui_command(tracking: DictConfig) -> str:
     if not uri.startswith("sqlite:"):
         return f"open {redact(uri)} in a browser"
     return f"{Path(sys.executable).parent / 'mlflow'} ui --backend-store-uri {uri}"
+
+
+def ui_address(tracking: DictConfig) -> str:
+    """Where a browser finds the runs: the server, or `mlflow ui`'s default address on the SQLite store."""
+    uri = tracking_uri(tracking)
+    return "http://127.0.0.1:5000" if uri.startswith("sqlite:") else redact(uri)
 
 
 def sqlite_uri(path: str | Path) -> str:
@@ -167,15 +174,17 @@ def _key(override: str) -> str:
 
 def job_run_name(locator: str, dataset: str, overrides: list[str], swept: tuple[str, ...] = ()) -> str:
     """`two_phase@demo observation_threshold=0.6`: what the job ran. In a sweep (`swept`: the keys it
-    varies) what tells a job from its siblings comes first, so a cut name (the runs table, a chart
-    legend) still shows it: `file_runtime follow=references · @demo`."""
+    varies) the swept values come first, then their keys, then what the siblings share, so the width
+    the runs table and a chart legend show (about 20 characters) tells siblings apart:
+    `0.05, 0.75 · action_threshold, observation_threshold · two_phase@demo`."""
     if not swept:
         return " ".join([f"{locator}@{dataset}", *short_overrides(overrides)])
-    varying = [o for o in overrides if _key(o) in swept and not o.startswith("locator=")]
+    varying = short_overrides([o for o in overrides if _key(o) in swept and not o.startswith("locator=")])
+    pairs = ([("locator", locator)] if "locator" in swept else []) + [tuple(v.split("=", 1)) for v in varying]
     rest = [o for o in overrides if _key(o) not in swept]
-    head = ([locator] if "locator" in swept else []) + short_overrides(varying)
     shared = f"@{dataset}" if "locator" in swept else f"{locator}@{dataset}"
-    return " ".join([*head, "·", shared, *short_overrides(rest)])
+    keys = [] if [key for key, _ in pairs] == ["locator"] else [", ".join(key for key, _ in pairs), "·"]  # bm25 says it
+    return " ".join([", ".join(value for _, value in pairs), "·", *keys, shared, *short_overrides(rest)])
 
 
 def swept_keys(overrides: list[str], sweeper_params: dict[str, Any]) -> list[str]:
@@ -279,7 +288,7 @@ class SweepParentRun(Callback):
         self.run_id: str | None = None
         self.stopped: int | None = None  # the signal that stopped the sweep
         self.experiment = ""
-        self.ui_command = ""
+        self.ui_command = self.ui_address = ""
         self.swept: list[str] = []
 
     def _stop(self, signum: int, frame: Any) -> None:
@@ -330,7 +339,7 @@ class SweepParentRun(Callback):
         mark_sweep_main()
         self.experiment, self.swept = str(config.tracking.experiment), swept_keys(overrides, params)
         os.environ[SWEPT_ENV] = ",".join(self.swept)
-        self.ui_command = ui_command(config.tracking)
+        self.ui_command, self.ui_address = ui_command(config.tracking), ui_address(config.tracking)
         atexit.register(self._close, aborted=True)
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._stop)
@@ -353,8 +362,8 @@ class SweepParentRun(Callback):
         for child in children:
             latest.setdefault(child.data.tags.get("loclab.job_key", child.info.run_id), child)
         failed = [c for c in latest.values() if c.info.status != RunStatus.to_string(RunStatus.FINISHED)]
-        client.log_metric(self.run_id, "jobs/total", len(latest))
-        client.log_metric(self.run_id, "jobs/failed", len(failed))
+        client.log_metric(self.run_id, metric_key("sweep.jobs_total"), len(latest))
+        client.log_metric(self.run_id, metric_key("sweep.jobs_failed"), len(failed))
         status = "KILLED" if self.stopped is not None else "FAILED" if aborted or failed or not latest else "FINISHED"
         jobs = [c for c in latest.values() if c.data.tags.get("loclab.kind") == "job"]
         params = [k for k in self.swept if all(k in j.data.params for j in jobs)]
@@ -368,7 +377,8 @@ class SweepParentRun(Callback):
         if latest:
             from experiments.sweep_summary import print_sweep_summary  # rich's tables: only when a sweep ends
 
-            print_sweep_summary(client.get_run(self.run_id), jobs, self.experiment, self.ui_command, params)
+            print_sweep_summary(client.get_run(self.run_id), jobs, self.experiment, self.ui_command, params,
+                                ui_address=self.ui_address)
         os.environ.pop(PARENT_RUN_ENV, None)
         os.environ.pop(SWEPT_ENV, None)
         self.run_id = None

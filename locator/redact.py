@@ -18,9 +18,10 @@ from urllib.parse import quote, quote_plus
 REDACTED = "***"
 # scheme://userinfo@  ->  scheme://***@
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s@'\"]+)@")
-# ?token=... / &api_key=... (query parameters whose name says secret)
+# ?token=... / &api_key=... (query parameters whose name says secret). MLflow's `viewStateShareKey`
+# names a shared view (an experiment tag any reader of the experiment sees), not a credential.
 _SECRET_QUERY = re.compile(
-    r"(?P<name>[?&;](?:[a-z0-9_-]*(?:key|token|secret|password|passwd|pwd|auth|signature|sig|credential)s?[a-z0-9_-]*)=)"
+    r"(?P<name>[?&;](?!viewStateShareKey=)(?:[a-z0-9_-]*(?:key|token|secret|password|passwd|pwd|auth|signature|sig|credential)s?[a-z0-9_-]*)=)"
     r"(?P<value>[^&#\s'\"]+)", re.IGNORECASE)
 
 

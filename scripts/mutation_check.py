@@ -371,7 +371,7 @@ MUTATIONS = [
              ("tests/experiments/test_tracking.py::test_jobs_are_named_by_the_overrides_that_tell_them_apart",
               "tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children")),
     Mutation("metric keys not grouped for the UI", "experiments/metric_keys.py",
-             '        return f"{spec.kind.value}/{flat}"', "        return flat",
+             '        return f"{_GROUPS[spec.kind.value].value}/{flat}"', "        return flat",
              ("tests/experiments/test_tracking.py::test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign",)),
     # --- seed 002's context pack and exact replay (issue 13)
     Mutation("derived completeness replaced by the trim flags", "render/pack.py",
@@ -974,6 +974,27 @@ MUTATIONS = [
              "        if isinstance(node, dict) and key in node and node[key] == off:",
              "        if isinstance(node, dict) and key in node:",
              ("tests/locator/test_composed_configs.py::test_an_added_option_switched_on_is_a_changed_composition",)),
+    # --- issue 27: the MLflow UI answers which setting wins
+    Mutation("chart sections in alphabetical order (cost before quality)", "experiments/metric_keys.py",
+             '    QUALITY = "1 quality"\n    COST = "2 cost"', '    QUALITY = "quality"\n    COST = "cost"',
+             ("tests/experiments/test_tracking.py::test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign",)),
+    Mutation("a sweep's jobs named with their keys first", "experiments/tracking.py",
+             '    return " ".join([", ".join(value for _, value in pairs), "·", *keys, shared, *short_overrides(rest)])',
+             '    return " ".join([" ".join(f"{k}={v}" for k, v in pairs), "·", shared, *short_overrides(rest)])',
+             ("tests/experiments/test_tracking.py::test_a_sweeps_jobs_are_named_by_what_differs_first",)),
+    Mutation("the sweep's view shows every run of the experiment", "experiments/sweep_record.py",
+             """    return {"searchFilter": f"tags.`mlflow.parentRunId` = '{parent_id}' and tags.`loclab.kind` = 'job'",""",
+             """    return {"searchFilter": "",""",
+             ("tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children",)),
+    Mutation("report runs logged among the jobs", "experiments/analysis.py",
+             "    return experiment + REPORTS_SUFFIX", "    return experiment",
+             ("tests/experiments/test_analysis.py::test_compare_paired_report",)),
+    Mutation("means logged unrounded", "experiments/metric_keys.py",
+             "    return round(float(value), ROUND_TO)", "    return float(value)",
+             ("tests/experiments/test_tracking.py::test_logged_means_are_rounded_as_the_ui_shows_them",)),
+    Mutation("any query parameter named like a key redacted", "locator/redact.py",
+             '    r"(?P<name>[?&;](?!viewStateShareKey=)(?:', '    r"(?P<name>[?&;](?:',
+             ("tests/reliability/test_secrets.py::test_a_query_parameter_named_like_a_secret_is_redacted_but_mlflow_s_shared_view_is_not",)),
 ]
 
 

@@ -20,7 +20,6 @@ Screenshots of each view go to --out (their paths are printed); exits 1 listing 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shlex
@@ -61,9 +60,8 @@ return [...document.querySelectorAll(arguments[0])].map(span => {
   }
   return text.textContent.slice(0, lo);
 });"""
-SECTION_TITLES = """
-return [...document.querySelectorAll('[data-testid="experiment-view-compare-runs-charts"] h2, [role="button"] h2, h2, h3')]
-  .map(h => h.textContent.trim()).filter(t => t);"""
+# A chart section's header reads "<name>" over "(<number of charts>)", then "Add chart".
+SECTION_HEADER = re.compile(r"^([^\n]+)\n\((\d+)\)\nAdd chart$", re.M)
 
 
 def _port() -> int:
@@ -202,7 +200,7 @@ def check_ui(browser: Browser, base: str, experiment_id: str, parent, jobs, fail
     browser.click("[data-testid='experiment-runs-mode-switch-chart'], button[aria-label*='hart']")
     if "compareRunsMode=CHART" not in browser.driver.current_url:
         browser.open(f"{runs_url}?compareRunsMode=CHART")
-    sections = browser.wait(lambda: [s for s in browser.js(SECTION_TITLES) if re.match(r"^\d?\s?[a-z]+ ?\(\d+\)$", s)])
+    sections = browser.wait(lambda: [m.group(1) for m in SECTION_HEADER.finditer(browser.text())]) or []
     print(f"chart view sections: {sections}")
     if not sections or not sections[0].startswith(Section.QUALITY.value):
         failures.append(f"chart view: the first section is {sections[:1] or 'none'}, not {Section.QUALITY.value}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked `long` (several minutes each) are handed out first, so two workers finish together
     instead of one starting a long test when the other is done."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+SCREENSHOT_LIST = "screenshots.txt"  # what tests/experiments/test_ui.py saw, under runs/ui-check/
+_SESSION_START = time.time()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The MLflow UI check's screenshots, in the test output, when this session took them."""
+    listing = PROJECT_ROOT / "runs" / "ui-check" / SCREENSHOT_LIST
+    if listing.is_file() and listing.stat().st_mtime >= _SESSION_START:
+        terminalreporter.section("MLflow UI check")
+        terminalreporter.write(listing.read_text(encoding="utf-8"))

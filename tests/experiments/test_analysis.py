@@ -73,9 +73,10 @@ def test_compare_paired_report(store, capsys):
     assert funnel.loc["discovery_recall"].drop(counts).notna().all()
     [plot] = list((store.root / "report").glob("difference_*.png"))
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 5000
-    reports = store.runs("loclab-local", "tags.`loclab.kind` = 'report'")
+    assert not store.runs("loclab-local", "tags.`loclab.kind` = 'report'")  # never among the jobs it reports on
+    reports = store.runs("loclab-local-reports", "tags.`loclab.kind` = 'report'")
     [report] = [r for r in reports if r.data.tags["loclab.report"] == "compare"]
-    assert "mlflow.parentRunId" not in report.data.tags  # its runs share no parent: it stays top-level
+    assert "loclab.reported_sweep" not in report.data.tags  # its runs share no sweep
     assert report.data.tags["loclab.reported_runs"] == f"{bm25.info.run_id},{two_phase.info.run_id}"
     names = [a.path for a in store.client().list_artifacts(report.info.run_id)]
     assert names and all(re.fullmatch(r"[A-Za-z0-9._-]+", n) for n in names)  # the MLflow UI serves only these
@@ -99,9 +100,9 @@ def test_calibrate_chooses_on_dev_and_reports_on_test(store, capsys):
     table = pd.read_csv(store.root / "report" / "calibration.csv")
     assert set(table["n[dev]"]) == {2} and set(table["n[test]"]) == {2}
     assert (store.root / "report" / "calibration_curves.png").is_file()
-    # the report run sits under the sweep it reports on, not on top of the runs table, and links its jobs
-    report = max(store.runs("loclab-local", "tags.`loclab.report` = 'calibrate'"), key=lambda r: r.info.start_time)
-    assert report.data.tags["mlflow.parentRunId"] == parent.info.run_id
+    # the report run is out of the jobs' runs table (and charts), and links the sweep and its jobs
+    report = max(store.runs("loclab-local-reports", "tags.`loclab.report` = 'calibrate'"), key=lambda r: r.info.start_time)
+    assert report.data.tags["loclab.reported_sweep"] == parent.info.run_id
     jobs = [j.info.run_id for j in store.jobs("loclab-local") if j.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     assert set(report.data.tags["loclab.reported_runs"].split(",")) == set(jobs)
     assert all(f"/runs/{j})" in report.data.tags["mlflow.note.content"] for j in jobs)

@@ -249,8 +249,8 @@ def test_changed_code_on_the_path_never_reuses_results_or_decisions(tmp_path, su
     lexical.write_text(original.replace("return matched / (matched + self.scale * norm)",
                                         "return matched / (matched + 3 * self.scale * norm)"))
     harsher = jobs()
-    assert harsher["two_phase"]["tasks/reused"] == 0 and harsher["two_phase"]["cost/cache_hits"] == 0
-    assert harsher["bm25"]["tasks/reused"] == 2
+    assert harsher["two_phase"]["6 tasks/reused"] == 0 and harsher["two_phase"]["2 cost/cache_hits"] == 0
+    assert harsher["bm25"]["6 tasks/reused"] == 2
     lexical.write_text(original)
     production = copy / "experiments" / "production.py"
     kept = production.read_text()
@@ -258,8 +258,8 @@ def test_changed_code_on_the_path_never_reuses_results_or_decisions(tmp_path, su
                                        "        repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id), "
                                        "max_file_bytes=20_000,"))
     smaller = jobs()
-    assert smaller["two_phase"]["tasks/reused"] == 0 and smaller["bm25"]["tasks/reused"] == 0
+    assert smaller["two_phase"]["6 tasks/reused"] == 0 and smaller["bm25"]["6 tasks/reused"] == 0
     production.write_text(kept)
     again = jobs()
-    assert again["bm25"]["tasks/reused"] == 2 and again["bm25"]["run_key"] == first["bm25"]["run_key"]
-    assert again["two_phase"]["tasks/reused"] == 2 and again["two_phase"]["run_key"] == first["two_phase"]["run_key"]
+    assert again["bm25"]["6 tasks/reused"] == 2 and again["bm25"]["run_key"] == first["bm25"]["run_key"]
+    assert again["two_phase"]["6 tasks/reused"] == 2 and again["two_phase"]["run_key"] == first["two_phase"]["run_key"]

@@ -36,8 +36,8 @@ def test_every_preset_runs_on_one_demo_task(preset, tmp_path, subject_cache):
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     jobs = ws.jobs()
     assert parent.info.status == "FINISHED" and len(jobs) == _job_count(preset)
-    assert all(j.info.status == "FINISHED" and j.data.metrics["tasks/ok"] == 1 for j in jobs)
+    assert all(j.info.status == "FINISHED" and j.data.metrics["6 tasks/ok"] == 1 for j in jobs)
     assert len({j.data.tags["loclab.run_key"] for j in jobs}) == len(jobs)  # every job is a distinct setting
     for job in jobs:  # reading telemetry per job, for every Phase 2 that reports per-file terminations
         if job.data.tags["loclab.locator"] in ("two_phase", "range_runtime", "file_runtime"):
-            assert "reading/model_stop_rate" in job.data.metrics or "reading/terminated_action_space_exhausted" in job.data.metrics
+            assert "3 reading/model_stop_rate" in job.data.metrics or "3 reading/terminated_action_space_exhausted" in job.data.metrics

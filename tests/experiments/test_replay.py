@@ -112,14 +112,14 @@ def test_the_render_stage_sweeps_the_cap_on_saved_results(recorded):
     proc = ws.run("experiments.render", "locator=two_phase", "render.cap_tokens=600,25000", *data, multirun=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     renders = [r for r in ws.jobs("loclab-demo") if r.data.tags["loclab.stage"] == "render"]
-    assert len(renders) == 2 and all(r.data.metrics["tasks/reused"] == 2 for r in renders)
+    assert len(renders) == 2 and all(r.data.metrics["6 tasks/reused"] == 2 for r in renders)
     by_cap = {r.data.params["render.cap_tokens"]: r for r in renders}
     small, full = by_cap["600"].data.metrics, by_cap["25000"].data.metrics
-    assert small["cost/rendered_tokens"] <= 600 and small["cost/rendered_tokens"] < full["cost/rendered_tokens"]
+    assert small["2 cost/rendered_tokens"] <= 600 and small["2 cost/rendered_tokens"] < full["2 cost/rendered_tokens"]
     # the larger cap sends more of what is wanted (all of it, but for a span too long to send whole)
-    assert small["cost/wanted_lines_sent"] < full["cost/wanted_lines_sent"] <= full["cost/wanted_lines"]
-    assert small["quality/trimmed_notes"] >= full["quality/trimmed_notes"] and small["quality/trimmed_notes"] > 0
-    assert all(r.data.metrics["cost/over_cap"] == 0 and r.data.metrics["quality/false_complete_claims"] == 0 for r in renders)
+    assert small["2 cost/wanted_lines_sent"] < full["2 cost/wanted_lines_sent"] <= full["2 cost/wanted_lines"]
+    assert small["1 quality/trimmed_notes"] >= full["1 quality/trimmed_notes"] and small["1 quality/trimmed_notes"] > 0
+    assert all(r.data.metrics["2 cost/over_cap"] == 0 and r.data.metrics["1 quality/false_complete_claims"] == 0 for r in renders)
     table = pd.read_csv(ws.client().download_artifacts(by_cap["600"].info.run_id, "per_task.csv", str(ws.root)))
     assert {"claims_complete", "trimmed_notes", "wanted_lines_sent", "pointer_entries"} <= set(table.columns)
     packs = {a.path for a in ws.client().list_artifacts(by_cap["600"].info.run_id, "context_packs/demo-itsdangerous-001")}

@@ -34,12 +34,12 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert "file_acc_all@5" in proc.stdout and "mlflow ui --backend-store-uri sqlite:///" in proc.stdout
     [job] = ws.jobs()
     assert job.info.status == "FINISHED"
-    assert job.data.metrics["tasks/ok"] == 2 and "quality/file_acc_all_at_5" in job.data.metrics
-    assert job.data.metrics["cost/model_calls"] > 0
+    assert job.data.metrics["6 tasks/ok"] == 2 and "1 quality/file_acc_all_at_5" in job.data.metrics
+    assert job.data.metrics["2 cost/model_calls"] > 0
     # means are metrics; CI bounds a tag (the chart view opens on the means, not on 126 bounds)
     assert not [k for k in job.data.metrics if k.startswith("ci95")]
     low, high = ci_bounds(job.data.tags, "file_recall")
-    assert low <= job.data.metrics["quality/file_recall"] <= high
+    assert low <= job.data.metrics["1 quality/file_recall"] <= high
     assert len(job.data.tags["loclab.manifest_blake3"]) == 64
     assert job.data.params["locator.discovery.file_threshold"] == "0.5"
     assert job.data.params["locator.reader.schedule._target_"] == "locator.reading.schedule.BatchSchedule"
@@ -52,15 +52,15 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     note = job.data.tags["mlflow.note.content"]  # the run's description in the UI
     assert note.startswith("**two_phase on demo, localize+score") and "file_acc_all@5 **" in note
     assert job.info.run_name == "two_phase@demo limit=2 task_runs=true"
-    harness = {k: v for k, v in job.data.metrics.items() if k.startswith("harness/")}
-    assert 0 < harness["harness/localize_s"] < harness["harness/job_s"] and harness["harness/log_s"] > 0
-    assert harness["harness/gc_collections"] < 20  # the tuned collector (CPython's default: hundreds here)
+    harness = {k: v for k, v in job.data.metrics.items() if k.startswith("7 harness/")}
+    assert 0 < harness["7 harness/localize_s"] < harness["7 harness/job_s"] and harness["7 harness/log_s"] > 0
+    assert harness["7 harness/gc_collections"] < 20  # the tuned collector (CPython's default: hundreds here)
     experiment = ws.client().get_experiment(job.info.experiment_id)
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI opens on its runs
     traces = ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)
     assert len(traces) == 2  # one per task: a span per System One request, with its answers and tokens
     requests = [s for t in traces for s in t.data.spans if s.span_type == "LLM"]
-    assert len(requests) == job.data.metrics["cost/model_calls"] * 2
+    assert len(requests) == job.data.metrics["2 cost/model_calls"] * 2
     assert all("questions" in s.inputs and "answers" in s.outputs and s.inputs["question_count"] >= 1 for s in requests)
     # told apart: each trace names its job and setting; each span its stage and file
     assert all(t.info.tags["loclab.job_run"] == job.info.run_id and "limit=2" in t.info.tags["loclab.overrides"]
@@ -87,8 +87,8 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
         result.write_text(json.dumps(data))
     _ok(ws.run("experiments.run", "locator=two_phase", "limit=2"))
     rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
-    assert rerun.data.metrics["tasks/reused"] == 2
-    assert rerun.data.metrics["quality/file_recall"] == job.data.metrics["quality/file_recall"]
+    assert rerun.data.metrics["6 tasks/reused"] == 2
+    assert rerun.data.metrics["1 quality/file_recall"] == job.data.metrics["1 quality/file_recall"]
     table = pd.read_csv(ws.client().download_artifacts(rerun.info.run_id, "per_task.csv", str(ws.root)))
     assert set(table.produced_at) == {"0ld0ld"} and table.reused.all()
     assert rerun.data.tags["loclab.results_produced_at"] == "0ld0ld"
@@ -97,21 +97,22 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     _ok(ws.run("experiments.score", "locator=two_phase", "limit=2"))
     rescored = max(ws.jobs(), key=lambda r: r.info.start_time)
     assert rescored.data.tags["loclab.stage"] == "score"
-    assert rescored.data.metrics["quality/file_recall"] == job.data.metrics["quality/file_recall"]
+    assert rescored.data.metrics["1 quality/file_recall"] == job.data.metrics["1 quality/file_recall"]
 
 
 def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     proc = _ok(ws.run("experiments.run", "locator=two_phase,bm25", "limit=1,2", multirun=True))
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     children = ws.jobs()
-    assert parent.info.status == "FINISHED" and parent.data.metrics["jobs/total"] == 4
+    assert parent.info.status == "FINISHED" and parent.data.metrics["8 sweep/jobs_total"] == 4
     assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parent.info.run_id}
     assert {c.data.tags["loclab.locator"] for c in children} == {"bm25", "two_phase"}
     # named for what they ran, what tells siblings apart first: the swept values, then what they share
     assert parent.info.run_name == "sweep locator=two_phase,bm25 limit=1,2"
     assert parent.data.tags["loclab.swept"] == "limit,locator"
     names = sorted(c.info.run_name for c in children)
-    assert names == ["bm25 limit=1 · @demo", "bm25 limit=2 · @demo", "two_phase limit=1 · @demo", "two_phase limit=2 · @demo"]
+    assert names == ["bm25, 1 · locator, limit · @demo", "bm25, 2 · locator, limit · @demo",
+                     "two_phase, 1 · locator, limit · @demo", "two_phase, 2 · locator, limit · @demo"]
     assert all(c.data.tags["loclab.overrides"].startswith("locator=") for c in children)
     assert not ws.runs(filter_string="tags.`loclab.kind` = 'task'")  # per-task rows live in the job's table
     # the sweep ends with its jobs side by side and the commands that go on, with the real ids
@@ -120,16 +121,26 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     assert set(compare.split()[4:8]) == {c.info.run_id for c in children}
     # in launch order: job 0 (every swept value's first, a preset's baseline) is compare's baseline
     by_job = {int(c.data.tags["loclab.sweep_job"]): c for c in children}
-    assert compare.split()[4] == by_job[0].info.run_id and by_job[0].info.run_name == "two_phase limit=1 · @demo"
+    assert compare.split()[4] == by_job[0].info.run_id and by_job[0].info.run_name == "two_phase, 1 · locator, limit · @demo"
     # the parent's page answers which setting wins: the table, the swept values, the best job, the figure
     assert parent.data.params["limit"] == "1,2" and parent.data.params["locator"] == "two_phase,bm25"
     artifacts = {a.path for a in ws.client().list_artifacts(parent.info.run_id)}
     assert {"sweep_jobs.json", "sweep_quality_vs_cost.png"} <= artifacts
     note = parent.data.tags["mlflow.note.content"]
-    assert "| 0 | two_phase limit=1 · @demo | FINISHED |" in note and "Swept: `limit`, `locator`." in note
+    assert "| 0 | two_phase, 1 · locator, limit · @demo | FINISHED |" in note and "Swept: `limit`, `locator`." in note
+    # and links the view of its jobs alone, best first, which the sweep prints as a URL
+    view = parent.data.tags["loclab.sweep_view"]
+    assert view == f"#/experiments/{parent.info.experiment_id}/runs?viewStateShareKey={parent.info.run_id}" and view in note
+    assert f"jobs view: http://127.0.0.1:5000/{view}" in proc.stdout
+    shared = json.loads(ws.client().get_experiment(parent.info.experiment_id).tags[f"mlflow.sharedViewState.{parent.info.run_id}"])
+    assert ws.client().search_runs([parent.info.experiment_id], shared["searchFilter"]) and \
+        {r.info.run_id for r in ws.client().search_runs([parent.info.experiment_id], shared["searchFilter"])} == \
+        {c.info.run_id for c in children}
+    assert shared["orderByKey"] == "metrics.`1 quality/file_acc_all_at_5`" and shared["runsHiddenMode"] == "SHOW_ALL"
+    assert "params.`limit`" in shared["selectedColumns"]
     best = next(c for c in children if c.info.run_id == parent.data.tags["loclab.best_job"])
-    assert parent.data.metrics["best/quality_file_acc_all_at_5"] == max(
-        c.data.metrics["quality/file_acc_all_at_5"] for c in children) == best.data.metrics["quality/file_acc_all_at_5"]
+    assert parent.data.metrics["8 sweep/best_file_acc_all_at_5"] == max(
+        c.data.metrics["1 quality/file_acc_all_at_5"] for c in children) == best.data.metrics["1 quality/file_acc_all_at_5"]
 
 
 def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):
@@ -137,7 +148,7 @@ def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):
     assert proc.returncode != 0 and "top_files" in proc.stderr
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     statuses = {c.data.params["locator.top_files"]: c.info.status for c in ws.jobs()}
-    assert parent.info.status == "FAILED" and parent.data.metrics["jobs/failed"] == 1
+    assert parent.info.status == "FAILED" and parent.data.metrics["8 sweep/jobs_failed"] == 1
     assert statuses == {"0": "FAILED", "5": "FINISHED"}
 
 
@@ -180,10 +191,10 @@ def test_swebench_subset_runs_on_a_few_instances(ws, swebench_file):
         _ok(ws.run("experiments.run", f"locator={locator}", env_path, *overrides))
     jobs = ws.jobs("loclab-swebench_lite_pypi")
     assert {j.data.tags["loclab.locator"] for j in jobs} == {"bm25", "two_phase"}
-    assert all(j.data.metrics["tasks/ok"] == 3 for j in jobs)
+    assert all(j.data.metrics["6 tasks/ok"] == 3 for j in jobs)
     bm25 = next(j for j in jobs if j.data.tags["loclab.locator"] == "bm25")
     two_phase = next(j for j in jobs if j.data.tags["loclab.locator"] == "two_phase")
-    assert bm25.data.metrics["cost/source_lines_read"] > two_phase.data.metrics["cost/source_lines_read"]
+    assert bm25.data.metrics["2 cost/source_lines_read"] > two_phase.data.metrics["2 cost/source_lines_read"]
     per_task = ws.client().download_artifacts(bm25.info.run_id, "per_task.csv", str(ws.root))
     assert len(pd.read_csv(per_task)) == 3
 
@@ -232,11 +243,11 @@ def test_changed_locator_code_never_reuses_an_old_result(tmp_path, subject_cache
     reader = copy / "locator" / "reading" / "engine.py"
     reader.write_text(reader.read_text().replace("to find the code the task is about?", "to find the code for the task?"))
     changed = job()
-    assert changed.data.metrics["tasks/reused"] == 0
+    assert changed.data.metrics["6 tasks/reused"] == 0
     assert changed.data.tags["loclab.code_identity"] != first.data.tags["loclab.code_identity"]
     assert changed.data.tags["loclab.run_key"] != first.data.tags["loclab.run_key"]
     same = job()
-    assert same.data.metrics["tasks/reused"] == 1 and same.data.tags["loclab.run_key"] == changed.data.tags["loclab.run_key"]
+    assert same.data.metrics["6 tasks/reused"] == 1 and same.data.tags["loclab.run_key"] == changed.data.tags["loclab.run_key"]
 
 
 def test_tasks_in_flight_at_once_give_the_serial_run_s_results_and_logging(ws):

@@ -53,7 +53,7 @@ def test_the_readme_team_set_up_lands_every_run_once(tmp_path, subject_cache):
         [parent] = client.search_runs([experiment.experiment_id], "tags.`loclab.kind` = 'sweep'", max_results=10)
         assert len(jobs) == 2 and len({j.data.tags["loclab.job_key"] for j in jobs}) == 2  # none lost, none twice
         assert all(j.info.status == "FINISHED" and j.data.tags["mlflow.parentRunId"] == parent.info.run_id for j in jobs)
-        assert parent.info.status == "FINISHED" and parent.data.metrics["jobs/total"] == 2
+        assert parent.info.status == "FINISHED" and parent.data.metrics["8 sweep/jobs_total"] == 2
         assert not ws.db.exists()  # nothing went to a local store
         table = client.download_artifacts(jobs[0].info.run_id, "per_task.csv", str(tmp_path))  # from the server's store
         assert open(table).read().startswith("task_id")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import mlflow
 import pytest
 
@@ -9,10 +11,10 @@ from experiments.tracking import flatten, job_run_name, short_overrides, swept_k
 
 
 def test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign():
-    assert metric_key("file_acc_all@5") == "quality/file_acc_all_at_5"
-    assert metric_key("input_tokens") == "cost/input_tokens"
-    assert metric_key("reading.terminated_model_stop") == "reading/terminated_model_stop"
-    assert metric_key("tasks.ok") == "tasks/ok"
+    assert metric_key("file_acc_all@5") == "1 quality/file_acc_all_at_5"
+    assert metric_key("input_tokens") == "2 cost/input_tokens"
+    assert metric_key("reading.terminated_model_stop") == "3 reading/terminated_model_stop"
+    assert metric_key("tasks.ok") == "6 tasks/ok"
     tags = {CI_TAG: ci_tag({"file_acc_all@5": (0.25, 0.75)})}
     assert ci_bounds(tags, "file_acc_all@5") == (0.25, 0.75) and ci_bounds(tags, "line_recall") is None
 
@@ -33,10 +35,10 @@ def test_a_sweeps_jobs_are_named_by_what_differs_first():
                  "locator.reader.action_threshold=0.1", "limit=3", "dataset=demo"]
     swept = ("locator.reader.action_threshold", "locator.reader.evidence.observation_threshold")
     assert job_run_name("two_phase", "demo", overrides, swept) == \
-        "action_threshold=0.1 observation_threshold=0.6 · two_phase@demo limit=3"
+        "0.1, 0.6 · action_threshold, observation_threshold · two_phase@demo limit=3"
     follow = ["locator=file_runtime", "locator/follow=references", "experiment=followfile_study"]
     assert job_run_name("file_runtime", "demo", follow, ("locator", "locator/follow")) == \
-        "file_runtime follow=references · @demo"
+        "file_runtime, references · locator, follow · @demo"
 
 
 def test_swept_keys_are_the_overrides_with_several_values_and_the_preset_params():
@@ -104,7 +106,7 @@ def _job_run(run_id: str, name: str, job: int):
                    lifecycle_stage="active", run_name=name)
     tags = [RunTag("loclab.sweep_job", str(job)), RunTag("mlflow.runName", name),
             RunTag(CI_TAG, ci_tag({"file_acc_all@5": (0.25, 0.75)}))]
-    return Run(info, RunData(metrics=[Metric("quality/file_acc_all_at_5", 0.5, 0, 0)], params=[Param("limit", "1")], tags=tags))
+    return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_5", 0.5, 0, 0)], params=[Param("limit", "1")], tags=tags))
 
 
 def test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command():
@@ -134,8 +136,16 @@ def test_the_best_job_has_the_highest_file_acc_at_5_then_line_recall_and_finishe
     def job(run_id: str, acc: float, line_recall: float, status: str = "FINISHED") -> Run:
         info = RunInfo(run_id=run_id, experiment_id="1", user_id="u", status=status, start_time=0, end_time=1,
                        lifecycle_stage="active", run_name=run_id)
-        metrics = [Metric("quality/file_acc_all_at_5", acc, 0, 0), Metric("quality/line_recall", line_recall, 0, 0)]
+        metrics = [Metric("1 quality/file_acc_all_at_5", acc, 0, 0), Metric("1 quality/line_recall", line_recall, 0, 0)]
         return Run(info, RunData(metrics=metrics))
 
     jobs = [job("low", 0.2, 0.9), job("tied", 0.6, 0.3), job("best", 0.6, 0.5), job("failed", 0.9, 0.9, "FAILED")]
     assert best_job(jobs).info.run_id == "best"
+
+
+def test_logged_means_are_rounded_as_the_ui_shows_them():
+    from experiments.metric_keys import logged_value
+
+    assert logged_value(4 / 13) == 0.3077 and logged_value(92585.5) == 92585.5
+    low, high = json.loads(ci_tag({"line_recall": (1 / 3, 2 / 3)}))["line_recall"]
+    assert (low, high) == (0.3333, 0.6667) and low <= logged_value(1 / 3)  # a mean stays within its bounds

@@ -72,7 +72,7 @@ def test_a_hash_mismatch_fails_that_task_closed_and_the_job_goes_on(ws, tmp_path
     proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}")
     assert proc.returncode == 3 and "1 of 2 tasks failed" in proc.stderr  # a script can tell
     [job] = ws.jobs()
-    assert (job.info.status, job.data.metrics["tasks/ok"], job.data.metrics["tasks/failed"]) == ("FAILED", 1, 1)
+    assert (job.info.status, job.data.metrics["6 tasks/ok"], job.data.metrics["6 tasks/failed"]) == ("FAILED", 1, 1)
     assert job.data.tags["loclab.tasks_failed"] == "1"
     _ok(ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}", "allow_failed_tasks=true"))
     allowed = max(ws.jobs(), key=lambda r: r.info.start_time)
@@ -131,7 +131,7 @@ def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothi
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "resuming stopped sweep run" in rerun.stdout and "already finished in this sweep" in rerun.stdout
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
-    assert parent.info.status == "FINISHED" and parent.data.metrics["jobs/total"] == 2
+    assert parent.info.status == "FINISHED" and parent.data.metrics["8 sweep/jobs_total"] == 2
     finished = [j for j in ws.jobs() if j.info.status == "FINISHED"]
     assert sorted(j.data.params["locator.top_files"] for j in finished) == ["3", "5"]  # exactly one per config
     killed = [j for j in ws.jobs() if j.info.status == "KILLED"]
@@ -147,7 +147,7 @@ def test_a_truncated_saved_result_is_localized_again_and_scoring_alone_names_it(
     proc = _ok(ws.run("experiments.run", "locator=bm25", "limit=1"))
     assert "saved result is unreadable" in proc.stderr and "localizing again" in proc.stderr
     rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
-    assert rerun.data.metrics["tasks/reused"] == 0 and rerun.data.metrics["tasks/ok"] == 1
+    assert rerun.data.metrics["6 tasks/reused"] == 0 and rerun.data.metrics["6 tasks/ok"] == 1
     json.loads(saved.read_text())  # whole again
     saved.write_text(saved.read_text()[:200])
     proc = ws.run("experiments.score", "locator=bm25", "limit=1", "tracking.task_runs=true")
@@ -163,7 +163,7 @@ def test_a_reused_result_with_a_truncated_trace_is_localized_again_and_scoring_a
     proc = _ok(ws.run("experiments.run", "locator=two_phase", "limit=1"))
     assert f"{trace}: saved result is unreadable" in proc.stderr and "localizing again" in proc.stderr
     rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
-    assert rerun.data.metrics["tasks/reused"] == 0 and rerun.data.metrics["tasks/ok"] == 1
+    assert rerun.data.metrics["6 tasks/reused"] == 0 and rerun.data.metrics["6 tasks/ok"] == 1
     trace.write_text(trace.read_text()[:300])
     proc = ws.run("experiments.score", "locator=two_phase", "limit=1", "tracking.task_runs=true")
     assert proc.returncode == 3

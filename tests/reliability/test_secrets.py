@@ -29,7 +29,7 @@ def test_a_job_over_http_never_writes_the_key_anywhere(ws, tmp_path, monkeypatch
                       "system_one.backend.api_key_env=LOCLAB_TEST_KEY", "limit=2", *FAST)
     assert proc.returncode == 0, proc.stderr[-3000:]
     [job] = ws.jobs()
-    assert job.data.metrics["tasks/ok"] == 2 and job.data.metrics["cost/model_calls"] > 0
+    assert job.data.metrics["6 tasks/ok"] == 2 and job.data.metrics["2 cost/model_calls"] > 0
     assert job.data.params["system_one.backend.api_key_env"] == "LOCLAB_TEST_KEY"
     written = [p for p in ws.root.rglob("*") if p.is_file()]
     assert len(written) > 10
@@ -97,3 +97,11 @@ def test_every_written_form_of_a_registered_secret_is_redacted(written, monkeypa
     monkeypatch.setenv("LOCLAB_PROBE_KEY", KEY + "\n")
     assert module.secret_from_env("LOCLAB_PROBE_KEY") == KEY
     assert "abc" not in module.redact(written) and module.REDACTED in module.redact(written)
+
+
+def test_a_query_parameter_named_like_a_secret_is_redacted_but_mlflow_s_shared_view_is_not():
+    from locator.redact import REDACTED, redact
+
+    assert redact("http://h/v1?api_key=abc&Token=def&x=1") == f"http://h/v1?api_key={REDACTED}&Token={REDACTED}&x=1"
+    view = "http://127.0.0.1:5000/#/experiments/1/runs?viewStateShareKey=5b4b6b9b"  # a view's name, no credential
+    assert redact(view) == view and redact(view + "&sharekey=abc").endswith(f"&sharekey={REDACTED}")

@@ -70,7 +70,7 @@ def test_a_two_phase_job_runs_through_the_real_server(served, tmp_path, subject_
                   "locator.reader.budget.hard_rounds=1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     [job] = ws.jobs()
-    assert job.info.status == "FINISHED" and job.data.metrics["tasks/ok"] == 1
-    assert job.data.metrics["cost/model_calls"] > 0 and job.data.metrics["cost/input_tokens"] > 1000
+    assert job.info.status == "FINISHED" and job.data.metrics["6 tasks/ok"] == 1
+    assert job.data.metrics["2 cost/model_calls"] > 0 and job.data.metrics["2 cost/input_tokens"] > 1000
     assert "qwen2.5-coder-0.5b" in job.data.tags["loclab.decided_by"]
     assert served.replace("http://", "") in job.data.tags["loclab.system_one_identity"]

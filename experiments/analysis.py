@@ -261,6 +261,19 @@ def reports_experiment(experiment: str) -> str:
     return experiment + REPORTS_SUFFIX
 
 
+def _reports_experiment_id(client: MlflowClient, experiment: str) -> str:
+    """The reports experiment, created beside `experiment` with its artifact location (else MLflow
+    would put its artifacts in ./mlruns of whatever folder the command ran in)."""
+    name = reports_experiment(experiment)
+    if (existing := client.get_experiment_by_name(name)) is not None:
+        return existing.experiment_id
+    source = client.get_experiment_by_name(experiment)
+    try:
+        return client.create_experiment(name, artifact_location=source.artifact_location if source else None)
+    except mlflow.exceptions.MlflowException:  # another report created it between the lookup and here
+        return client.get_experiment_by_name(name).experiment_id
+
+
 def report_links(client: MlflowClient, reported: list[str]) -> dict[str, str]:
     """A report run's links to the runs it reports on: their ids (`loclab.reported_runs`), their
     sweep when they share one (`loclab.reported_sweep`), and a description linking each."""
@@ -288,9 +301,9 @@ def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], fi
             (folder / f"{artifact_name(name)}.{suffix}").write_text(table_text(name, frame, fmt), encoding="utf-8")
     for name, figure in figures.items():
         figure.savefig(folder / f"{artifact_name(name)}.png", dpi=120, bbox_inches="tight")
-    links = report_links(MlflowClient(), reported) if reported else {}
-    mlflow.set_experiment(reports_experiment(experiment))
-    with mlflow.start_run(run_name=f"{kind} report", tags={"loclab.kind": "report", "loclab.report": kind,
+    client = MlflowClient()
+    links = report_links(client, reported) if reported else {}
+    with mlflow.start_run(experiment_id=_reports_experiment_id(client, experiment), run_name=f"{kind} report", tags={"loclab.kind": "report", "loclab.report": kind,
                                                             "loclab.reported_experiment": experiment, **links, **tags}) as run:
         if params:
             mlflow.log_params(params)

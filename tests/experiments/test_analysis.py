@@ -77,6 +77,8 @@ def test_compare_paired_report(store, capsys):
     reports = store.runs("loclab-local-reports", "tags.`loclab.kind` = 'report'")
     [report] = [r for r in reports if r.data.tags["loclab.report"] == "compare"]
     assert "loclab.reported_sweep" not in report.data.tags  # its runs share no sweep
+    jobs_artifacts = store.client().get_experiment_by_name("loclab-local").artifact_location
+    assert report.info.artifact_uri.startswith(jobs_artifacts)  # beside the jobs' artifacts, not in ./mlruns
     assert report.data.tags["loclab.reported_runs"] == f"{bm25.info.run_id},{two_phase.info.run_id}"
     names = [a.path for a in store.client().list_artifacts(report.info.run_id)]
     assert names and all(re.fullmatch(r"[A-Za-z0-9._-]+", n) for n in names)  # the MLflow UI serves only these

@@ -81,6 +81,16 @@ def timed_job(args: list[str], env: dict[str, str], results: Path, key_from: int
     return wall, found
 
 
+UNBOUNDED = 64  # a concurrency no chain of these benchmarks can use up: its wall time is the dependency floor
+
+
+def dependency_floor_s(calls: int, latency_ms: float, concurrency: int, chain_wall_s: float) -> float:
+    """The honest limit of a run at `concurrency`: its requests spread perfectly over the slots
+    (calls x latency / concurrency), or the longest chain of requests that depend on each other —
+    measured as the wall time with unbounded concurrency — whichever is longer."""
+    return max(calls * latency_ms / 1000 / concurrency, chain_wall_s)
+
+
 def speedup_table(column: str, settings: list, run: Callable[[object], tuple[float, dict[str, object]]]) -> int:
     """One row per setting: wall time, speedup over the first setting, and whether every task found
     what it found under the first; returns how many settings found something else."""

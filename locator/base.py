@@ -160,23 +160,23 @@ class LocatorContext:
         """Questions about items, one request per (state, items) group, the requests concurrent;
         every answer type-checked (against `expect`, or, for a mixed request, None: against each
         question's type) and mapped back to its item, in the order asked. Keys are `prefix` + a
-        number running across the groups. The one place requests are built."""
-        keyed: list[tuple[str, T]] = []
-        expected: dict[str, type] = {}
+        number running within each request, so a request is the same whatever else is asked beside it
+        (a file's request reads the same in one call over every batch as alone in its own chain).
+        The one place requests are built."""
+        keyed: list[list[tuple[str, T, type]]] = []  # per request sent: its keys, their items and answer types
         requests = []
         for state, items in calls:
-            questions = {}
+            if not items:
+                continue
+            questions, mapped = {}, []
             for item, question in items:
-                key = f"{prefix}{len(keyed)}"
+                key = f"{prefix}{len(mapped)}"
                 questions[key] = question
-                keyed.append((key, item))
-                expected[key] = expect or ANSWER_TYPES[question.type]
-            if questions:
-                requests.append((state, questions))
-        answers: dict[str, Answer] = {}
-        for response in self.ask_many(requests):
-            answers.update(response.answers)
-        return [(item, expect_answer(answers[key], expected[key], key)) for key, item in keyed]
+                mapped.append((key, item, expect or ANSWER_TYPES[question.type]))
+            requests.append((state, questions))
+            keyed.append(mapped)
+        return [(item, expect_answer(response.answers[key], expected, key))
+                for response, mapped in zip(self.ask_many(requests), keyed, strict=True) for key, item, expected in mapped]
 
     def decide(self, **data: object) -> None:
         self.trace.emit(EventKind.DECISION, **data)

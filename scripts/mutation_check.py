@@ -845,6 +845,25 @@ MUTATIONS = [
     Mutation("more definitions offered than the bound", "locator/reading/definition_reader.py",
              "ctx.outline(s.path).definitions[: self.max_offered]", "ctx.outline(s.path).definitions",
              ("tests/locator/reading/test_definition_reader.py::test_offered_definitions_are_bounded",)),
+    # --- issue 28: the reader's epochs without barriers
+    Mutation("every epoch waits for the whole epoch before (a barrier)", "locator/reading/epochs.py",
+             "self.steps, self.schedule, self.concurrency, self.barrier = steps, schedule, concurrency, barrier",
+             "self.steps, self.schedule, self.concurrency, self.barrier = steps, schedule, concurrency, True",
+             ("tests/locator/reading/test_epochs.py::test_a_batchs_next_epoch_does_not_wait_for_a_slower_batch",)),
+    Mutation("a group sent before it is full", "locator/reading/epochs.py",
+             "            if not (complete or self.schedule.full(group)):\n                break\n",
+             "",
+             ("tests/locator/reading/test_epochs.py::test_requests_and_results_are_the_loops_at_every_concurrency",)),
+    Mutation("groups resolved in the order their answers arrive", "locator/reading/epochs.py",
+             "        while e.resolved < len(e.groups) and e.groups[e.resolved].choices is not None:\n"
+             "            choices = e.groups[e.resolved].choices\n",
+             "        for group in [g for g in e.groups[e.resolved:] if g.choices is not None and not hasattr(g, 'seen')]:\n"
+             "            group.seen = True\n            choices = group.choices\n",
+             ("tests/locator/reading/test_epochs.py::test_requests_and_results_are_the_loops_at_every_concurrency",)),
+    Mutation("a file enters its next epoch before the files ahead of it", "locator/reading/epochs.py",
+             "        while e.done_prefix < len(e.files) and id(e.files[e.done_prefix]) in e.done:\n",
+             "        for _ in [f for f in e.files[e.done_prefix:] if id(f) in e.done]:\n",
+             ("tests/locator/reading/test_epochs.py::test_requests_and_results_are_the_loops_at_every_concurrency",)),
     # --- issue 28: speed and scale
     Mutation("a cached word loses its compound token", "locator/text.py",
              '        kept.append(sys.intern(word.lower().strip("_")))', "        pass", ("tests/locator/test_text_and_outline.py::test_a_word_tokenized_once_gives_the_tokens_of_every_occurrence_and_the_cache_is_bounded",)),

@@ -6,5 +6,7 @@
     next state; evidence is selected from the observations at the end (`evidence`).
 
 `engine.ProgressiveReader` is the loop; each part is a small module, configured in YAML under
-`locator.reader.*`, so a variant is a composition, not a copy of the loop.
+`locator.reader.*`, so a variant is a composition, not a copy of the loop. `epochs.EpochFlow` runs
+its epochs as a dataflow: a request goes out as soon as its inputs exist (a batch's next round waits
+on its own answers only), with the loop's requests and decisions at every concurrency.
 """

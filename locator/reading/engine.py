@@ -1,5 +1,6 @@
 """The reading loop: state -> actions -> one Choice per file, a request per group -> policy ->
-read and observe -> budget, until no file is left.
+read and observe -> budget, until no file is left. `ReaderSteps` makes the decisions; when each
+request is sent is `epochs.EpochFlow`'s (as soon as its inputs exist: no barrier between batches).
 
 With `locator/follow=references` a file's Choice also offers the files its observations refer to
 (FollowFile); one chosen at or above the action threshold joins the frontier with its own state and
@@ -19,6 +20,7 @@ from locator.reading.actions import STOP_FILE, WAIT, ReadRange
 from locator.reading.budget import RoundBudget
 from locator.reading.decision_form import DecisionForm, most_probable
 from locator.reading.effects import Observe, read_and_observe
+from locator.reading.epochs import EpochFlow, Resolution
 from locator.reading.follow import FollowFile, FollowFiles, FollowLedger, ModuleIndex
 from locator.reading.reader import ReadsEvidence, report_reading
 from locator.reading.schedule import Choice, Schedule
@@ -53,114 +55,74 @@ class ProgressiveReader(ReadsEvidence):
     def actions(self, state: FileState) -> list[ReadRange]:
         return [a for source in self.sources.values() for a in source.propose(state)][: self.max_actions]
 
-    def _state(self, ctx: LocatorContext, state: FileState) -> FileState:
+    def described(self, ctx: LocatorContext, state: FileState) -> FileState:
+        """The file's state as its actions are described: with `describe=outline`, its definitions (read)."""
         if self.describe is Describe.OUTLINE:
             state.signatures = ctx.outline(state.path).signatures
         return state
 
     def read(self, task: Task, ctx: LocatorContext, handed_off: list[Candidate]) -> list[FileState]:
         with ctx.stage("reading") as stage:
-            states = [self._state(ctx, FileState(c, None)) for c in handed_off]
+            states = [self.described(ctx, FileState(c, None)) for c in handed_off]
             ledger = None if self.follow is None else FollowLedger(
                 self.follow, ModuleIndex(ctx.candidate_files(None)), {c.info.path for c in handed_off})
-            epochs = requests = file_choices = follows_offered = 0
-
-            def ask_files(candidates: list[Choice]) -> tuple[dict[str, float], str]:
-                nonlocal file_choices
-                file_choices += 1
-                return self._ask_files(task, ctx, candidates)
-
-            while True:
-                actions = {id(s): self.actions(s) for s in states if s.termination is None}
-                follows = {id(s): ledger.propose(s, once=False) if ledger is not None else [] for s in states
-                           if s.termination is None}
-                for s in states:
-                    if s.termination is None and not actions[id(s)] and not follows[id(s)]:
-                        s.termination = Termination.ACTION_SPACE_EXHAUSTED
-                eligible = [s for s in states if s.termination is None]
-                if not eligible:
-                    break
-                epochs += 1
-                follows_offered += sum(len(follows[id(s)]) for s in eligible)
-                groups = self.schedule.groups(eligible)
-                choices = self._choose(task, ctx, groups, actions, follows)
-                requests += len(groups)
-                for c in choices:
-                    if c.stop:
-                        c.state.termination = Termination.MODEL_STOP
-                admitted = self._follow(ctx, ledger, [c for c in choices if c.follow is not None])
-                states += admitted
-                reads = [c for c in choices if c.action is not None]
-                chosen = self.schedule.select(reads, self.action_threshold, ask_files)
-                selected = {c.state: c.action for c in chosen}
-                if not selected and not admitted:
-                    waiting = {id(c.state) for c in choices if c.wait}
-                    for s in eligible:
-                        if s.termination is None:
-                            s.termination = (Termination.ALL_FILES_WAITING if id(s) in waiting
-                                             else Termination.NO_ACTION_ABOVE_THRESHOLD)
-                    break
-                requests += read_and_observe(ctx, lambda group: self._request_state(task, group),
-                                             self.schedule.groups(list(selected)), selected, self.observation)
-                for s in selected:
-                    self.budget.account(s, self.evidence.is_evidence)
-            report_reading(stage, states, epochs=epochs, requests=requests + file_choices, epoch_file_choices=file_choices,
-                           max_rounds_of_a_file=max((s.rounds for s in states), default=0),
-                           ranges_read=sum(len(merge_ranges(s.read)) for s in states))
+            steps = ReaderSteps(self, task, ctx, ledger, states)
+            flow = EpochFlow(steps, self.schedule, ctx.concurrency, barrier=ledger is not None)
+            flow.run(states)
+            report_reading(stage, steps.states, epochs=flow.epochs_run, requests=flow.requests + steps.file_choices,
+                           epoch_file_choices=steps.file_choices,
+                           max_rounds_of_a_file=max((s.rounds for s in steps.states), default=0),
+                           ranges_read=sum(len(merge_ranges(s.read)) for s in steps.states))
             if ledger is not None:
-                stage.count(**ledger.details(), follows_offered=follows_offered)
-            ctx.decide(stage="reading", termination={s.path: str(s.termination) for s in states},
-                       rounds={s.path: s.rounds for s in states})
-        return states
+                stage.count(**ledger.details(), follows_offered=steps.follows_offered)
+            ctx.decide(stage="reading", termination={s.path: str(s.termination) for s in steps.states},
+                       rounds={s.path: s.rounds for s in steps.states})
+        return steps.states
 
-    def _follow(self, ctx: LocatorContext, ledger: FollowLedger | None, chosen: list[Choice]) -> list[FileState]:
-        """The files this epoch's follow choices bring in, in file order; a follow below the action
-        threshold ends its file."""
-        admitted = []
-        for c in chosen:
-            if c.probability < self.action_threshold:
-                c.state.termination = Termination.NO_ACTION_ABOVE_THRESHOLD
-            elif (state := ledger.admit(c.follow, c.probability)) is not None:
-                admitted.append(self._state(ctx, state))
-        return admitted
 
-    def _request_state(self, task: Task, group: list[FileState]) -> dict[str, Any]:
-        return {"task": task.text, "stage": "reading", "reader": {s.path: s.summary() for s in group}}
+class ReaderSteps:
+    """The progressive reader's decisions for one task, as the epoch flow (locator/reading/epochs.py)
+    asks for them."""
 
-    def _ask_files(self, task: Task, ctx: LocatorContext, candidates: list[Choice]) -> tuple[dict[str, float], str]:
-        """One Choice over files that each chose a read: which should be read now."""
-        options = {f"f{i}": f"file: {c.state.path} ({c.state.line_count} lines)\nnext read: {c.action.span.label()}"
-                   for i, c in enumerate(candidates)}
-        question = Question(type="choice", instructions=EPOCH_INSTRUCTIONS, criteria=options)
-        state = self._request_state(task, [c.state for c in candidates])
-        [(_, answer)] = ctx.ask_keyed([(state, [(None, question)])], prefix="epoch", expect=ChoiceAnswer)
-        shares = {c.state.path: answer.probabilities.get(f"f{i}", 0.0) for i, c in enumerate(candidates)}
-        return shares, candidates[int(answer.choice[1:])].state.path
+    def __init__(self, reader: ProgressiveReader, task: Task, ctx: LocatorContext, ledger: FollowLedger | None,
+                 states: list[FileState]):
+        self.reader, self.task, self.ctx, self.ledger = reader, task, ctx, ledger
+        self.states = list(states)  # the handed-off files, then each admitted follow
+        self.actions: dict[int, list[ReadRange]] = {}
+        self.follows: dict[int, list[FollowFile]] = {}
+        self.selected: dict[FileState, ReadRange] = {}
+        self.file_choices = self.follows_offered = 0
 
-    def _choose(self, task: Task, ctx: LocatorContext, groups: list[list[FileState]],
-                actions: dict[int, list[ReadRange]], follows: dict[int, list[FollowFile]]) -> list[Choice]:
-        """One decision per file over its options, one request per group: a Choice question, or
+    def enter(self, state: FileState) -> bool:
+        actions = self.reader.actions(state)
+        follows = self.ledger.propose(state, once=False) if self.ledger is not None else []
+        if not actions and not follows:
+            state.termination = Termination.ACTION_SPACE_EXHAUSTED
+            return False
+        self.actions[id(state)], self.follows[id(state)] = actions, follows
+        self.follows_offered += len(follows)
+        return True
+
+    def choose(self, group: list[FileState]) -> list[Choice]:
+        """One decision per file of the group over its options, in one request: a Choice question, or
         (decision_form=noul) a Noul question per option, the most probable taken."""
-        calls, options_of = [], {}
-        for group in groups:
-            items = []
-            for s in group:
-                options = {STOP_FILE.key: STOP_FILE.description} | {a.key: a.description for a in actions[id(s)]} \
-                    | {f.key: f.description for f in follows[id(s)]}
-                if self.schedule.offers_wait:
-                    options[WAIT.key] = WAIT.description
-                options_of[id(s)] = options
-                header = f"file: {s.path} ({s.line_count} lines)"
-                if self.decision_form is DecisionForm.CHOICE:
-                    items.append(((s, None), Question(type="choice", instructions=CHOICE_INSTRUCTIONS, criteria=options,
-                                                      content=header)))
-                else:
-                    items += [((s, key), Question(type="noul", instructions=NOUL_INSTRUCTIONS, criteria=f"{header}\n{text}"))
-                              for key, text in options.items()]
-            calls.append((self._request_state(task, group), items))
+        items, options_of = [], {}
+        for s in group:
+            options = {STOP_FILE.key: STOP_FILE.description} | {a.key: a.description for a in self.actions[id(s)]} \
+                | {f.key: f.description for f in self.follows[id(s)]}
+            if self.reader.schedule.offers_wait:
+                options[WAIT.key] = WAIT.description
+            options_of[id(s)] = options
+            header = f"file: {s.path} ({s.line_count} lines)"
+            if self.reader.decision_form is DecisionForm.CHOICE:
+                items.append(((s, None), Question(type="choice", instructions=CHOICE_INSTRUCTIONS, criteria=options,
+                                                  content=header)))
+            else:
+                items += [((s, key), Question(type="noul", instructions=NOUL_INSTRUCTIONS, criteria=f"{header}\n{text}"))
+                          for key, text in options.items()]
         decided: dict[int, tuple[FileState, str, float]] = {}
         nouls: dict[int, dict[str, float]] = {}
-        for (s, key), answer in ctx.ask_keyed(calls, prefix="file", expect=None):
+        for (s, key), answer in self.ctx.ask_keyed([(self.request_state(group), items)], prefix="file", expect=None):
             if key is None:
                 decided[id(s)] = (s, answer.choice, answer.probabilities.get(answer.choice, 0.0))
             else:
@@ -169,8 +131,56 @@ class ProgressiveReader(ReadsEvidence):
                     decided[id(s)] = (s, *most_probable(nouls[id(s)]))
         choices = []
         for s, choice, probability in decided.values():
-            by_key = {a.key: a for a in actions[id(s)]}
-            follow = {f.key: f for f in follows[id(s)]}.get(choice)
+            by_key = {a.key: a for a in self.actions[id(s)]}
+            follow = {f.key: f for f in self.follows[id(s)]}.get(choice)
             choices.append(Choice(s, by_key.get(choice), probability, stop=choice == STOP_FILE.key,
                                   wait=choice == WAIT.key, follow=follow))
         return choices
+
+    def resolve(self, choices: list[Choice]) -> Resolution:
+        for c in choices:
+            if c.stop:
+                c.state.termination = Termination.MODEL_STOP
+        admitted = self._admit([c for c in choices if c.follow is not None])
+        self.states += admitted
+        reads = [c for c in choices if c.action is not None]
+        chosen = self.reader.schedule.select(reads, self.reader.action_threshold, self._ask_files)
+        self.selected.update((c.state, c.action) for c in chosen)
+        return Resolution(chosen, admitted)
+
+    def _admit(self, chosen: list[Choice]) -> list[FileState]:
+        """The files these follow choices bring in, in file order; a follow below the action threshold
+        ends its file."""
+        admitted = []
+        for c in chosen:
+            if c.probability < self.reader.action_threshold:
+                c.state.termination = Termination.NO_ACTION_ABOVE_THRESHOLD
+            elif (state := self.ledger.admit(c.follow, c.probability)) is not None:
+                admitted.append(self.reader.described(self.ctx, state))
+        return admitted
+
+    def request_state(self, group: list[FileState]) -> dict[str, Any]:
+        return {"task": self.task.text, "stage": "reading", "reader": {s.path: s.summary() for s in group}}
+
+    def _ask_files(self, candidates: list[Choice]) -> tuple[dict[str, float], str]:
+        """One Choice over files that each chose a read: which should be read now."""
+        self.file_choices += 1
+        options = {f"f{i}": f"file: {c.state.path} ({c.state.line_count} lines)\nnext read: {c.action.span.label()}"
+                   for i, c in enumerate(candidates)}
+        question = Question(type="choice", instructions=EPOCH_INSTRUCTIONS, criteria=options)
+        state = self.request_state([c.state for c in candidates])
+        [(_, answer)] = self.ctx.ask_keyed([(state, [(None, question)])], prefix="epoch", expect=ChoiceAnswer)
+        shares = {c.state.path: answer.probabilities.get(f"f{i}", 0.0) for i, c in enumerate(candidates)}
+        return shares, candidates[int(answer.choice[1:])].state.path
+
+    def observe(self, group: list[FileState]) -> int:
+        return read_and_observe(self.ctx, self.request_state, [group],
+                                self.selected, self.reader.observation)
+
+    def account(self, state: FileState) -> None:
+        self.reader.budget.account(state, self.reader.evidence.is_evidence)
+
+    def settle(self, undecided: list[Choice], moved: bool) -> None:
+        if not moved:  # no file read and none was admitted: nothing can change for the rest
+            for c in undecided:
+                c.state.termination = Termination.ALL_FILES_WAITING if c.wait else Termination.NO_ACTION_ABOVE_THRESHOLD

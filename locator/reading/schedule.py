@@ -40,6 +40,11 @@ class Schedule(Protocol):
 
     def groups(self, states: list[FileState]) -> list[list[FileState]]: ...
 
+    def full(self, group: list[FileState]) -> bool:
+        """Whether `group` can take no further file: the reader sends a group as soon as it is full or no
+        further file can join it, so a request never waits for files it will not hold."""
+        ...
+
     def select(self, reads: list[Choice], action_threshold: float, ask_files: AskFiles) -> list[Choice]: ...
 
 
@@ -52,6 +57,9 @@ class BatchSchedule(Settings):
 
     def groups(self, states: list[FileState]) -> list[list[FileState]]:
         return [states[i : i + self.batch_size] for i in range(0, len(states), self.batch_size)]
+
+    def full(self, group: list[FileState]) -> bool:
+        return len(group) >= self.batch_size
 
     def select(self, reads: list[Choice], action_threshold: float, ask_files: AskFiles) -> list[Choice]:
         selected = []
@@ -75,6 +83,9 @@ class GlobalSchedule(Settings):
 
     def groups(self, states: list[FileState]) -> list[list[FileState]]:
         return [states]
+
+    def full(self, group: list[FileState]) -> bool:
+        return False  # every eligible file is in the epoch's one request: it waits for all of them
 
     def select(self, reads: list[Choice], action_threshold: float, ask_files: AskFiles) -> list[Choice]:
         confident = [c for c in reads if c.probability >= action_threshold]

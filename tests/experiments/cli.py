@@ -46,6 +46,12 @@ class Workspace:
         cmd = [sys.executable, "-m", module, *(["-m"] if multirun else []), *overrides, *dirs]
         return subprocess.run(cmd, cwd=self.project, env=self.env(), capture_output=True, text=True, timeout=600)
 
+    def create_store(self) -> None:
+        """Creates (and migrates) the store before a test polls it while a subprocess runs: two processes
+        creating one SQLite store at once race its migration ("_alembic_tmp_experiments already exists")."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.client().search_experiments()
+
     def client(self) -> MlflowClient:
         return MlflowClient(tracking_uri=f"sqlite:///{self.db}")
 

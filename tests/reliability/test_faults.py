@@ -51,13 +51,15 @@ def test_a_stopped_sweep_closes_its_parent_run_as_killed(ws, tmp_path):
 
     from experiments.paths import PROJECT_ROOT
 
+    ws.create_store()
     with system_one_server(tmp_path / "slow-cache", "server.faults.latency_ms=3000") as url:
         cmd = [sys.executable, "-m", "experiments.run", "-m", "system_one=http", f"system_one.backend.url={url}",
                "system_one.cache.enabled=false", "locator=two_phase,bm25", "limit=1",
                f"hydra.sweep.dir={ws.root}/hydra-multi"]
         proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while not ws.runs(filter_string="tags.`loclab.kind` = 'job'") and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1][-3000:]  # it must still be running when stopped
             time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
@@ -110,10 +112,7 @@ def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothi
     from experiments.paths import PROJECT_ROOT
 
     sweep = ["locator=bm25", "locator.top_files=3,5", "limit=10"]
-    # the store exists before the sweep starts: this test's own polling client must not create (and
-    # migrate) it at the moment the sweep does (SQLite's "_alembic_tmp_experiments already exists")
-    ws.root.mkdir(parents=True, exist_ok=True)
-    ws.client().search_experiments()
+    ws.create_store()
     cmd = [sys.executable, "-m", "experiments.run", "-m", *sweep, f"hydra.sweep.dir={ws.root}/hydra-multi"]
     proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -317,8 +316,7 @@ def test_kill_9_of_a_parallel_sweeps_main_process_ends_its_workers_and_their_run
 
     from experiments.paths import PROJECT_ROOT
 
-    ws.root.mkdir(parents=True, exist_ok=True)
-    ws.client().search_experiments()  # the store exists before the sweep (no migration race with this client)
+    ws.create_store()
     cmd = [sys.executable, "-m", "experiments.run", "-m", "sweep=parallel", "locator=two_phase",
            "locator.reader.schedule.batch_size=2,4", f"hydra.sweep.dir={ws.root}/hydra-multi"]
     main = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

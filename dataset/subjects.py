@@ -8,6 +8,12 @@ a digest of the whole tree (every file's size and BLAKE3 hash) is recorded besid
 subject is checked against it once per process before it is used, so a file changed in the cache
 (gold or not) fails the task closed.
 
+Subjects share storage: each regular file of a built tree becomes a hard link to a read-only blob
+named by its BLAKE3 (`subjects/blobs/`), so revisions of one repository, or releases of one package,
+keep each distinct file once on disk, and every per-content cache (tokens, outlines, definition
+chunks) finds it under the same key. Verification stays per tree: a write to a shared blob changes
+every tree that holds it, and each one's own digest check catches it.
+
 Re-hashing every tree in every process is most of a job's subject cost, so a successful check also
 records every entry's lstat (size, mtime, ctime, inode) as a stamp, as git's index does. A later
 process re-hashes only when a stat differs: any write to a file (or a `touch` putting its mtime
@@ -39,6 +45,7 @@ from locator.hashing import blake3_hex, canonical_json, sha256_file
 from locator.repository import PathOutsideSubjectError, normalize_relpath
 
 _MARKER = ".loclab-subject.json"
+_BLOBS = "blobs"  # under <cache>/subjects/: every distinct file of every cached tree, once
 _TREE_DIGEST = "tree-digest.json"
 _STAT_STAMP = "tree-stat.json"  # every entry's lstat when the tree last matched its digest
 # File times tick coarsely (a few ms): an entry changed within this long before the stat walk could
@@ -150,6 +157,46 @@ def tree_stat(root: Path) -> dict[str, list[int]]:
             key = os.fsencode(os.path.join(where, name) if where else name).decode("utf-8", "backslashreplace")
             stats[key] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
     return stats
+
+
+def share_blobs(tree: Path, blobs: Path) -> int:
+    """Every regular, non-empty file of a just-built tree replaced by a hard link to the blob of its
+    content (the first copy of a content becomes its blob, read-only); returns the files that were
+    already held by a blob. A blob whose bytes no longer match is replaced, never linked. Where the
+    file system refuses a link (another device, no hard links, a blob's link count at its limit), the
+    file keeps its own copy."""
+    shared = 0
+    for dirpath, _, filenames in os.walk(tree):
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink() or not path.is_file() or path.stat().st_size == 0:
+                continue
+            data = path.read_bytes()
+            key = blake3.blake3(data).hexdigest()
+            blob = blobs / key[:2] / key
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(path, blob)  # the first copy of this content: it becomes the blob
+                os.chmod(blob, 0o444)
+                continue
+            except FileExistsError:
+                pass
+            except OSError:
+                continue
+            try:
+                if blob.read_bytes() != data:  # damaged since it was linked: the tree's content replaces it
+                    replacement = blob.with_name(f".{key}.{os.getpid()}.{threading.get_ident()}")
+                    os.link(path, replacement)
+                    os.chmod(replacement, 0o444)
+                    os.replace(replacement, blob)
+                    continue
+                staged = path.with_name(f".{name}.{os.getpid()}.link")
+                os.link(blob, staged)
+                os.replace(staged, path)
+                shared += 1
+            except OSError:
+                continue
+    return shared
 
 
 def _digest_differences(recorded: dict[str, list], current: dict[str, list]) -> list[str]:
@@ -269,6 +316,7 @@ class SubjectStore:
         try:
             build(spec, staging, staging / "tree")
             verify_files(staging / "tree", spec.verify_sha256, what)
+            share_blobs(staging / "tree", self.cache_dir / "subjects" / _BLOBS)
             (staging / _TREE_DIGEST).write_text(json.dumps(tree_digest(staging / "tree"), sort_keys=True), encoding="utf-8")
             (staging / _MARKER).write_text(canonical_json(spec.model_dump(mode="json")) + "\n", encoding="utf-8")
             _publish(staging, final)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import resource
 import shutil
 import socket
 import sys
@@ -174,6 +175,21 @@ def _gc_collections() -> int:
     return sum(generation["collections"] for generation in gc.get_stats())
 
 
+def process_measures() -> dict[str, float]:
+    """The job's process: its peak RSS and the hit rate of each content cache it used (a file's
+    tokens and chunks, a word's tokens, a text's token count). Process-wide: a sweep worker that ran
+    jobs before counts theirs too, as it holds their memory and their cached entries."""
+    from locator.retrieval.documents import memo_lookups
+    from locator.system_one.tokens import count_lookups
+    from locator.text import word_lookups
+
+    measures = {"process_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    for name, (hits, misses) in (memo_lookups() | {"words": word_lookups(), "token_counts": count_lookups()}).items():
+        if hits + misses:
+            measures[f"process_{name}_cache_hit_rate"] = hits / (hits + misses)
+    return measures
+
+
 def run_job(cfg: DictConfig, stage: Stage) -> None:
     started = time.perf_counter()
     tune_gc()
@@ -314,6 +330,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
                 "log_s": finished - tasks_done, "job_s": finished - started}
     harness["overhead_fraction"] = overhead_fraction(harness)
     harness["gc_collections"] = _gc_collections() - collections_before  # see GC_THRESHOLDS
+    harness |= process_measures()
     mlflow.log_metrics({metric_key(f"harness.{k}"): logged_value(v) for k, v in harness.items()})
     for failed in outcomes:
         if failed.status == "failed":

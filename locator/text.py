@@ -76,6 +76,12 @@ def _plain_tokens(word: str) -> tuple[str, ...]:
     return tuple(sys.intern(p.lower()) for p in _PART.findall(word))
 
 
+def word_lookups() -> tuple[int, int]:
+    """(hits, misses) of the word caches (both tokenizers) in this process."""
+    infos = (_identifier_tokens.cache_info(), _plain_tokens.cache_info())
+    return sum(i.hits for i in infos), sum(i.misses for i in infos)
+
+
 def tokenize(text: str) -> list[str]:
     """`identifier`: stemmed identifier parts plus whole compound identifiers, stopwords and 1-char parts dropped."""
     tokens: list[str] = []

@@ -44,14 +44,17 @@ class _LRU:
         self._items: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
         self._size = size
+        self.hits = self.misses = 0  # lookups answered from the memo, and made afresh (a job logs the rate)
 
     def get(self, key, make: Callable):
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
+                self.hits += 1
                 return self._items[key]
         value = make()
         with self._lock:
+            self.misses += 1
             self._items[key] = value
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
@@ -60,6 +63,11 @@ class _LRU:
 
 _TOKENS = _LRU(400_000)
 _CHUNKS = _LRU(100_000)
+
+
+def memo_lookups() -> dict[str, tuple[int, int]]:
+    """(hits, misses) of this process's document memos: a file's tokens and its chunks, by content."""
+    return {"document_tokens": (_TOKENS.hits, _TOKENS.misses), "document_chunks": (_CHUNKS.hits, _CHUNKS.misses)}
 
 
 def tokens_of(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:

@@ -7,8 +7,12 @@ same counter is applied to every arm, so comparisons between locators are unaffe
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+import blake3
 
 if TYPE_CHECKING:
     import bpe_openai
@@ -18,6 +22,18 @@ ENCODING = "o200k_base"
 # tokens; a character is at most 4 tokens (its UTF-8 bytes), so a piece of 40,000 characters never
 # reaches either limit, whatever the text (a 450 KB array dump is ~1 token per character).
 _PIECE_CHARS = 40_000
+# Counts of texts already counted, by the text's BLAKE3: a job counts the same text at several stages
+# (a pack when rendered and when scored, a response's JSON for two metrics, a request's repeated
+# parts). A count is a pure function of the text, so the cache changes time, never a number.
+COUNT_CACHE_SIZE = 65_536
+_COUNTED: OrderedDict[bytes, int] = OrderedDict()
+_COUNTED_LOCK = threading.Lock()
+_LOOKUPS = [0, 0]  # texts whose count was cached, counted afresh
+
+
+def count_lookups() -> tuple[int, int]:
+    """(hits, misses) of the count cache in this process."""
+    return _LOOKUPS[0], _LOOKUPS[1]
 
 
 @lru_cache(maxsize=1)
@@ -32,7 +48,23 @@ def _encoding() -> "bpe_openai.Encoding":
 def count_tokens(text: str) -> int:
     """Exact below 40,000 characters; longer text is counted in pieces cut after a newline (or a
     space), where a token can only split if it spans the cut, so the count stays within a token
-    per piece of exact."""
+    per piece of exact. A text is counted once per process (a bounded cache by its content)."""
+    key = blake3.blake3(text.encode("utf-8", "surrogatepass")).digest()
+    with _COUNTED_LOCK:
+        if key in _COUNTED:
+            _COUNTED.move_to_end(key)
+            _LOOKUPS[0] += 1
+            return _COUNTED[key]
+    counted = _count(text)
+    with _COUNTED_LOCK:
+        _LOOKUPS[1] += 1
+        _COUNTED[key] = counted
+        while len(_COUNTED) > COUNT_CACHE_SIZE:
+            _COUNTED.popitem(last=False)
+    return counted
+
+
+def _count(text: str) -> int:
     total, start = 0, 0
     while len(text) - start > _PIECE_CHARS:
         end = start + _PIECE_CHARS

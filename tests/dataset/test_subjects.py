@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import time
 import zipfile
@@ -83,6 +84,7 @@ def test_a_same_size_write_with_its_mtime_put_back_is_still_caught(tmp_path, mon
     time.sleep(0.05)  # a later tick of the file clock than the build's write
     target = root / "pkg" / "m.py"
     before = target.stat()
+    target.chmod(0o644)  # a cached file is a read-only blob
     target.write_text("v = 9\n")  # same size
     os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime back: only the ctime moved
     with pytest.raises(SubjectIntegrityError, match="changed pkg/m.py"):
@@ -94,6 +96,66 @@ def test_a_tree_written_just_before_its_check_gets_no_stamp(tmp_path, monkeypatc
     monkeypatch.setattr(subjects, "_RACY_NS", 10**12)  # everything is "just written"
     SubjectStore(tmp_path / "cache").materialize(spec, "t")
     assert not list((tmp_path / "cache").rglob("tree-stat.json"))
+
+
+def _history(path, revisions: int, files: int) -> list[str]:
+    """A repository whose every revision changes two of its `files` modules; its revisions, oldest first."""
+    run = lambda *a: subprocess.run(["git", "-C", str(path), "-c", "user.email=t@t", "-c", "user.name=t", *a],  # noqa: E731
+                                    check=True, capture_output=True, text=True).stdout.strip()
+    path.mkdir(parents=True)
+    run("init", "-q")
+    module = lambda i, r: "".join(f"def f{i}_{j}(x):\n    return x + {j}  # r{r}\n" for j in range(200))  # noqa: E731
+    heads = []
+    for r in range(revisions):
+        changed = range(files) if r == 0 else (r % files, (r * 7) % files)
+        write_tree(path, {f"pkg/m{i}.py": module(i, r) for i in changed} | {"pkg/__init__.py": ""})
+        run("add", ".")
+        run("commit", "-qm", f"r{r}")
+        heads.append(run("rev-parse", "HEAD"))
+    return heads
+
+
+def _disk_bytes(roots) -> int:
+    """Bytes on disk of every file under `roots`, a file held by several links counted once."""
+    seen = {}
+    for root in roots:
+        for path in root.rglob("*"):
+            st = path.lstat()
+            if path.is_file() and not path.is_symlink():
+                seen[(st.st_dev, st.st_ino)] = st.st_blocks * 512
+    return sum(seen.values())
+
+
+def test_revisions_of_one_repository_keep_each_distinct_file_once(tmp_path):
+    heads = _history(tmp_path / "upstream", revisions=8, files=24)
+    store = SubjectStore(tmp_path / "cache")
+    trees = [store.materialize(GitSubject(repository=str(tmp_path / "upstream"), revision=h), "t") for h in heads]
+    one = _disk_bytes([trees[0]])
+    assert _disk_bytes(trees) <= 2 * one, "eight revisions that differ in two files each take more than twice one"
+    for r, (head, tree) in enumerate(zip(heads, trees)):  # each tree is its own revision, checked on its own
+        shown = subprocess.run(["git", "-C", str(tmp_path / "upstream"), "show", f"{head}:pkg/m{r % 24}.py"],
+                               capture_output=True, text=True, check=True).stdout
+        assert (tree / "pkg" / f"m{r % 24}.py").read_text() == shown
+    SubjectStore._verified.clear()
+    assert [store.materialize(GitSubject(repository=str(tmp_path / "upstream"), revision=h), "t") for h in heads] == trees
+
+
+def test_a_write_to_a_shared_file_fails_every_tree_that_holds_it(tmp_path):
+    heads = _history(tmp_path / "upstream", revisions=3, files=12)
+    store = SubjectStore(tmp_path / "cache")
+    specs = [GitSubject(repository=str(tmp_path / "upstream"), revision=h) for h in heads]
+    trees = [store.materialize(spec, "t") for spec in specs]
+    shared = trees[0] / "pkg" / "m5.py"  # changed by neither later revision
+    assert shared.stat().st_ino == (trees[2] / "pkg" / "m5.py").stat().st_ino
+    shared.chmod(0o644)
+    shared.write_text(shared.read_text().replace("return x + 1 ", "return x - 1 "))
+    SubjectStore._verified.clear()
+    for spec in specs:
+        with pytest.raises(SubjectIntegrityError, match="changed pkg/m5.py"):
+            store.materialize(spec, "t")
+    shutil.rmtree(trees[1].parent)  # rebuilt, the damaged blob is replaced, never linked
+    rebuilt = store.materialize(specs[1], "t")
+    assert "return x + 1 " in (rebuilt / "pkg" / "m5.py").read_text()
 
 
 def test_git_unknown_revision_is_a_clear_error(tmp_path):

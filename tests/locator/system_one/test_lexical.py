@@ -163,3 +163,26 @@ def test_a_mention_weight_lets_the_excerpt_with_the_named_code_beat_one_sharing_
     assert too_short == plain  # `_format_header` is shorter than 20: not taken for a name
     assert compose_backend("lexical", mention_weight=3.0).identity != compose_backend("lexical").identity
     assert "mention_weight" not in compose_backend("lexical", mention_weight=0.0).identity  # off: lexical-v3 as it was
+
+
+def test_a_text_is_counted_once_and_the_count_cache_is_bounded(monkeypatch):
+    from locator.system_one import tokens
+
+    encoded = []
+    real = tokens._encoding()
+
+    class Recording:
+        def encode_ordinary(self, text):
+            encoded.append(text)
+            return real.encode_ordinary(text)
+
+    monkeypatch.setattr(tokens, "_encoding", Recording)
+    monkeypatch.setattr(tokens, "COUNT_CACHE_SIZE", 3)
+    text = "def counted_once(x):\n    return x  # unique to this test\n"
+    first = count_tokens(text)
+    assert count_tokens(text) == first == len(real.encode_ordinary(text)) and encoded == [text]
+    for i in range(5):
+        count_tokens(f"filler {i} of the count cache")
+    assert len(tokens._COUNTED) == 3
+    count_tokens(text)  # evicted: counted again
+    assert encoded.count(text) == 2

@@ -32,6 +32,7 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 from packaging.version import InvalidVersion, Version
 
+from dataset.gold import is_test_path
 from experiments.paths import PROJECT_ROOT, default_cache_dir
 
 PACKAGES = ("click", "packaging", "attrs", "itsdangerous", "requests")
@@ -108,14 +109,14 @@ def build_history(package: str, releases: int, mirrors: Path) -> list[tuple[str,
 def _task(package: str, older: tuple[str, str], newer: tuple[str, str], repo: Path) -> dict | None:
     """The SWE-bench-shaped row for one release step, or None when no module changed."""
     changed = {}
-    for line in _git(repo, "diff", "--numstat", older[1], newer[1], "--", "*.py").splitlines():
+    for line in _git(repo, "diff", "--no-renames", "--numstat", older[1], newer[1], "--", "*.py").splitlines():
         added, removed, path = line.split("\t", 2)
-        if added != "-" and not SKIP.search(path) and int(removed) > 0:
+        if added != "-" and not SKIP.search(path) and not is_test_path(path) and int(removed) > 0:
             changed[path] = int(added) + int(removed)
     if not changed:
         return None
     path = max(sorted(changed), key=changed.get)
-    patch = _git(repo, "diff", "-U3", older[1], newer[1], "--", path)
+    patch = _git(repo, "diff", "--no-renames", "-U3", older[1], newer[1], "--", path)
     names = []
     for header in re.findall(r"^@@ [^@]+ @@(.*)$", patch, re.M):
         found = DEFINITION.match(header)

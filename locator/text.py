@@ -58,7 +58,7 @@ def _stem(word: str) -> str:
 
 # Words whose tokens are kept, per tokenizer: a word is tokenized once, not at every occurrence (on 10
 # SWE-bench Lite instances tokenizing was 47.5 s of bm25's 89 s, over 4.96 M words). Bounded, least
-# recently used first out: ~30 MiB when full.
+# recently used first out: 32–57 MiB when full (benchmarks/tokenize_words.py).
 WORD_CACHE_SIZE = 131072
 
 

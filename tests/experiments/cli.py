@@ -41,10 +41,10 @@ class Workspace:
         )
         return env
 
-    def run(self, module: str, *overrides: str, multirun: bool = False) -> subprocess.CompletedProcess:
+    def run(self, module: str, *overrides: str, multirun: bool = False, timeout: int = 600) -> subprocess.CompletedProcess:
         dirs = [f"hydra.sweep.dir={self.root}/hydra-multi"] if multirun else [f"hydra.run.dir={self.root}/hydra"]
         cmd = [sys.executable, "-m", module, *(["-m"] if multirun else []), *overrides, *dirs]
-        return subprocess.run(cmd, cwd=self.project, env=self.env(), capture_output=True, text=True, timeout=600)
+        return subprocess.run(cmd, cwd=self.project, env=self.env(), capture_output=True, text=True, timeout=timeout)
 
     def create_store(self) -> None:
         """Creates (and migrates) the store before a test polls it while a subprocess runs: two processes

@@ -46,8 +46,12 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def _releases(package: str, count: int) -> list[str]:
-    listed = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
-                            check=True, capture_output=True, text=True).stdout
+    proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or "Available versions:" not in proc.stdout:
+        raise SystemExit(f"--packages: no releases of {package!r} on the package index "
+                         f"(pip index versions: {proc.stderr.strip()[-300:] or 'no versions listed'})")
+    listed = proc.stdout
     versions = []
     for text in listed.split("Available versions:", 1)[1].splitlines()[0].split(","):
         try:
@@ -84,12 +88,13 @@ def build_history(package: str, releases: int, mirrors: Path) -> list[tuple[str,
         built = json.loads(manifest.read_text())
         if built["releases"] == releases:
             return [tuple(pair) for pair in built["history"]]
-        shutil.rmtree(repo)
+    versions = _releases(package, releases)
+    shutil.rmtree(repo, ignore_errors=True)  # a history left unfinished (no record) is built again
     repo.mkdir(parents=True)
     _git(repo, "init", "-q")
     history = []
     with tempfile.TemporaryDirectory() as work:
-        for version in _releases(package, releases):
+        for version in versions:
             top = _sdist_tree(package, version, Path(work))
             if top is None:
                 continue

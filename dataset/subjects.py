@@ -159,13 +159,11 @@ def tree_stat(root: Path) -> dict[str, list[int]]:
     return stats
 
 
-def share_blobs(tree: Path, blobs: Path) -> int:
+def share_blobs(tree: Path, blobs: Path) -> None:
     """Every regular, non-empty file of a just-built tree replaced by a hard link to the blob of its
-    content (the first copy of a content becomes its blob, read-only); returns the files that were
-    already held by a blob. A blob whose bytes no longer match is replaced, never linked. Where the
-    file system refuses a link (another device, no hard links, a blob's link count at its limit), the
-    file keeps its own copy."""
-    shared = 0
+    content (the first copy of a content becomes its blob, read-only). A blob whose bytes no longer
+    match is replaced, never linked. Where the file system refuses a link (another device, no hard
+    links, a blob's link count at its limit), the file keeps its own copy."""
     for dirpath, _, filenames in os.walk(tree):
         for name in filenames:
             path = Path(dirpath) / name
@@ -193,10 +191,8 @@ def share_blobs(tree: Path, blobs: Path) -> int:
                 staged = path.with_name(f".{name}.{os.getpid()}.link")
                 os.link(blob, staged)
                 os.replace(staged, path)
-                shared += 1
             except OSError:
                 continue
-    return shared
 
 
 def _digest_differences(recorded: dict[str, list], current: dict[str, list]) -> list[str]:

@@ -877,6 +877,13 @@ MUTATIONS = [
     Mutation("the count cache unbounded", "locator/system_one/tokens.py",
              "        while len(_COUNTED) > COUNT_CACHE_SIZE:", "        while False:",
              ("tests/locator/system_one/test_lexical.py::test_a_text_is_counted_once_and_the_count_cache_is_bounded",)),
+    Mutation("a cache's hit rate computed from its misses", "experiments/run.py",
+             'measures[f"process_{name}_cache_hit_rate"] = hits / (hits + misses)',
+             'measures[f"process_{name}_cache_hit_rate"] = misses / (hits + misses)',
+             ("tests/experiments/test_run.py::test_a_job_measures_its_process_peak_rss_and_each_cache_s_hit_rate",)),
+    Mutation("a count cache hit not counted", "locator/system_one/tokens.py",
+             "            _LOOKUPS[0] += 1\n", "",
+             ("tests/experiments/test_run.py::test_a_job_measures_its_process_peak_rss_and_each_cache_s_hit_rate",)),
     # --- issue 28: speed and scale
     Mutation("a cached word loses its compound token", "locator/text.py",
              '        kept.append(sys.intern(word.lower().strip("_")))', "        pass", ("tests/locator/test_text_and_outline.py::test_a_word_tokenized_once_gives_the_tokens_of_every_occurrence_and_the_cache_is_bounded",)),

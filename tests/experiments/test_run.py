@@ -307,3 +307,17 @@ def test_a_job_says_which_backend_decided(tmp_path):
     assert run_module.decided_by(Job(compose_config("locator=bm25"), manifest, "bm25")) is None
     model = Job(compose_config("locator=two_phase", "system_one=local_llm"), manifest, "two_phase")
     assert run_module.decided_by(model) == "System One: qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+
+def test_a_job_measures_its_process_peak_rss_and_each_cache_s_hit_rate():
+    from locator.system_one.tokens import count_lookups, count_tokens
+
+    text = "a text counted twice by the process-measures test\n"
+    hits0, misses0 = count_lookups()
+    for _ in range(4):
+        count_tokens(text)
+    hits, misses = count_lookups()
+    assert (hits - hits0, misses - misses0) == (3, 1) and hits != misses  # a rate and its complement differ
+    measures = run_module.process_measures()
+    assert measures["process_token_counts_cache_hit_rate"] == pytest.approx(hits / (hits + misses), abs=1e-9)
+    assert measures["process_peak_rss_mib"] > 10  # this interpreter with pandas and MLflow loaded

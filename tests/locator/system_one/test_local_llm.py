@@ -82,12 +82,15 @@ def test_settings_out_of_range_are_refused_naming_them(tmp_path):
         _backend(tmp_path, temperature=0)
     with pytest.raises(InstantiationException, match=r"system_one.backend.max_prompt_tokens must be >= 64"):
         _backend(tmp_path, max_prompt_tokens=8)
+    with pytest.raises(InstantiationException, match=r"system_one.backend.dtype must be one of float32, bfloat16"):
+        _backend(tmp_path, dtype="float16")
 
 
 def test_the_identity_names_the_weights_the_runtime_the_prompts_and_the_decoding(tmp_path):
     base = _backend(tmp_path)
     assert "sha256=1d9614638d18024d" in base.identity and "transformers=" in base.identity
     assert _backend(tmp_path, temperature=2.0).identity != base.identity
+    assert _backend(tmp_path, dtype="bfloat16").identity != base.identity
     assert _backend(tmp_path, **{"prompts.noul": "'Answer true or false.'"}).identity != base.identity
     assert compose_config("system_one=local_llm").system_one.max_concurrency == 1
 
@@ -112,6 +115,17 @@ def test_a_shared_prefix_is_encoded_once_and_changes_no_answer(model_cache):
     fresh = [_backend(model_cache).answer(_request(q)).answers["q0"].noul for q in (FORMATTING, COMPAT)]
     assert [first.answers["q0"].noul, first.answers["q1"].noul] == pytest.approx(fresh, abs=1e-4)
     assert reused.answer(_request(FORMATTING, COMPAT)) == first  # greedy reading: the same answers again
+
+
+@needs_model
+def test_bfloat16_computes_in_bfloat16_and_answers_near_float32(model_cache):
+    fast = _backend(model_cache, dtype="bfloat16")
+    assert str(next(fast._load()[1].parameters()).dtype) == "torch.bfloat16"
+    exact = _backend(model_cache).answer(_request(FORMATTING, COMPAT))
+    near = fast.answer(_request(FORMATTING, COMPAT))
+    for key in ("q0", "q1"):  # measured: 0.016 apart at most
+        assert near.answers[key].noul == pytest.approx(exact.answers[key].noul, abs=0.03)
+        assert near.answers[key].noul != exact.answers[key].noul
 
 
 @needs_model

@@ -37,12 +37,24 @@ def count_lookups() -> tuple[int, int]:
 
 
 @lru_cache(maxsize=1)
-def _encoding() -> "bpe_openai.Encoding":
-    # imported on the first count, not at import: bpe_openai loads its vocabularies when imported
-    # (1.3-1.5 s of CPU), which a job that counts nothing (bm25 without a pack) never needs
-    import bpe_openai
+def _tokenizer() -> "bpe_openai._bindings.PyTokenizer":
+    # bpe-openai's Rust tokenizer, loaded on the first count (0.45 s of CPU), not at import. Its
+    # Python `Encoding` wrapper is not used: importing `bpe_openai` builds Python rank tables of three
+    # vocabularies (0.8 s more) that a count never reads; the wrapper's `encode_ordinary` is this
+    # tokenizer's `encode` after the same surrogate repair (`_repaired`), so counts are identical
+    # (tests/locator/system_one/test_tokens.py compares them).
+    from bpe_openai import _bindings
 
-    return bpe_openai.get_encoding(ENCODING)
+    return _bindings.tokenizer_for_encoding(ENCODING)
+
+
+def _repaired(text: str) -> str:
+    """What bpe-openai's wrapper counts for text with lone surrogates: each one as U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def count_tokens(text: str) -> int:
@@ -72,6 +84,6 @@ def _count(text: str) -> int:
         if cut <= start:
             cut = text.rfind(" ", start, end)
         cut = cut + 1 if cut > start else end
-        total += len(_encoding().encode_ordinary(text[start:cut]))
+        total += _tokenizer().count(_repaired(text[start:cut]))
         start = cut
-    return total + len(_encoding().encode_ordinary(text[start:]))
+    return total + _tokenizer().count(_repaired(text[start:]))

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import bpe_openai
 import pytest
 
 from locator.hashing import canonical_json
 from locator.system_one.lexical import MissingTaskTextError
-from locator.system_one.tokens import _encoding, count_tokens
+from locator.system_one.tokens import count_tokens
 from locator.system_one.wire import Question, Request
 from tests.configs import backend as compose_backend
 
@@ -85,7 +86,7 @@ def test_identity_changes_with_parameters():
 def test_token_counts_of_long_text_stay_within_a_token_per_cut():
     line = "def separability_matrix(transform): return _separable(transform)\n"
     text = line * 12_000  # 800,000 characters: counted in two pieces, still countable at once
-    exact = len(_encoding().encode_ordinary(text))
+    exact = len(bpe_openai.get_encoding("o200k_base").encode_ordinary(text))
     assert abs(count_tokens(text) - exact) <= 1
     assert count_tokens(line * 20_000) > 0  # beyond what the tokenizer takes at once
 
@@ -169,18 +170,18 @@ def test_a_text_is_counted_once_and_the_count_cache_is_bounded(monkeypatch):
     from locator.system_one import tokens
 
     encoded = []
-    real = tokens._encoding()
+    real = tokens._tokenizer()
 
     class Recording:
-        def encode_ordinary(self, text):
+        def count(self, text):
             encoded.append(text)
-            return real.encode_ordinary(text)
+            return real.count(text)
 
-    monkeypatch.setattr(tokens, "_encoding", Recording)
+    monkeypatch.setattr(tokens, "_tokenizer", Recording)
     monkeypatch.setattr(tokens, "COUNT_CACHE_SIZE", 3)
     text = "def counted_once(x):\n    return x  # unique to this test\n"
     first = count_tokens(text)
-    assert count_tokens(text) == first == len(real.encode_ordinary(text)) and encoded == [text]
+    assert count_tokens(text) == first == real.count(text) and encoded == [text]
     for i in range(5):
         count_tokens(f"filler {i} of the count cache")
     assert len(tokens._COUNTED) == 3

@@ -7,9 +7,13 @@ same counter is applied to every arm, so comparisons between locators are unaffe
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
+import sys
 import threading
 from collections import OrderedDict
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import blake3
@@ -36,16 +40,29 @@ def count_lookups() -> tuple[int, int]:
     return _LOOKUPS[0], _LOOKUPS[1]
 
 
+BINDINGS = "bpe_openai._bindings"
+
+
 @lru_cache(maxsize=1)
 def _tokenizer() -> "bpe_openai._bindings.PyTokenizer":
-    # bpe-openai's Rust tokenizer, loaded on the first count (0.45 s of CPU), not at import. Its
-    # Python `Encoding` wrapper is not used: importing `bpe_openai` builds Python rank tables of three
-    # vocabularies (0.8 s more) that a count never reads; the wrapper's `encode_ordinary` is this
-    # tokenizer's `encode` after the same surrogate repair (`_repaired`), so counts are identical
-    # (tests/locator/system_one/test_tokens.py compares them).
-    from bpe_openai import _bindings
+    """bpe-openai's Rust tokenizer, loaded on the first count (0.04 s of CPU), not at import.
 
-    return _bindings.tokenizer_for_encoding(ENCODING)
+    Its Python package is not imported: `bpe_openai/__init__` builds Python rank tables of three
+    vocabularies at import (0.5-1.2 s of CPU), which a count never reads, so the extension module is
+    loaded from its file and registered under its own name (a later `import bpe_openai` finds it
+    there). The wrapper's `encode_ordinary` is this tokenizer's `encode` after the same surrogate
+    repair (`_repaired`), so the counts are identical (tests/locator/system_one/test_tokens.py)."""
+    module = sys.modules.get(BINDINGS)
+    if module is None:
+        package = importlib.util.find_spec("bpe_openai")
+        if package is None or not package.submodule_search_locations:
+            raise ImportError("bpe-openai is not installed (a dependency of loclab): pip install -e .")
+        [path] = Path(next(iter(package.submodule_search_locations))).glob("_bindings.*so")
+        loader = importlib.machinery.ExtensionFileLoader(BINDINGS, str(path))
+        module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(BINDINGS, path, loader=loader))
+        loader.exec_module(module)
+        sys.modules[BINDINGS] = module
+    return module.tokenizer_for_encoding(ENCODING)
 
 
 def _repaired(text: str) -> str:

@@ -6,7 +6,7 @@ materializers, the view and its listing, the context, the runtime) and of every 
 config names as a `_target_` (the locator and its components, the System One backend) — and the
 **installed distributions those modules import**, with the distributions they require: each one's
 version and a digest of its installed Python source (with every other installed file's name and
-size), so an upgraded or edited bm25s, numpy, tree-sitter grammar or embedding stack never reuses
+size), so an upgraded or edited PyStemmer, numpy, tree-sitter grammar or embedding stack never reuses
 an old result. Code off that path (metrics, rendering, analysis, README, tests) is not in it:
 rescoring a saved result with changed metrics is what saved results are for.
 

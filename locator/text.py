@@ -82,26 +82,42 @@ def word_lookups() -> tuple[int, int]:
     return sum(i.hits for i in infos), sum(i.misses for i in infos)
 
 
+# How each tokenizer turns one word into tokens (cached per word); the one place a tokenizer is defined.
+WORD_TOKENS: dict[Tokenizer, Callable[[str], tuple[str, ...]]] = {
+    Tokenizer.IDENTIFIER: _identifier_tokens,
+    Tokenizer.PLAIN: _plain_tokens,
+}
+
+
+def tokens(text: str, tokenizer: Tokenizer) -> list[str]:
+    """The tokenizer's tokens of `text`, in order."""
+    word_tokens = WORD_TOKENS[tokenizer]
+    found: list[str] = []
+    for word in _WORD.findall(text):
+        found.extend(word_tokens(word))
+    return found
+
+
+def term_counts(text: str, tokenizer: Tokenizer) -> Counter[str]:
+    """The tokenizer's tokens of `text` as counts, equal to `Counter(tokens(text, tokenizer))`: each
+    distinct word's tokens are taken once and counted as often as the word occurs: a bag of words is
+    all BM25 reads, and a file repeats its words."""
+    word_tokens = WORD_TOKENS[tokenizer]
+    counts: Counter[str] = Counter()
+    for word, n in Counter(_WORD.findall(text)).items():
+        for token in word_tokens(word):
+            counts[token] += n
+    return counts
+
+
 def tokenize(text: str) -> list[str]:
     """`identifier`: stemmed identifier parts plus whole compound identifiers, stopwords and 1-char parts dropped."""
-    tokens: list[str] = []
-    for word in _WORD.findall(text):
-        tokens.extend(_identifier_tokens(word))
-    return tokens
+    return tokens(text, Tokenizer.IDENTIFIER)
 
 
 def tokenize_plain(text: str) -> list[str]:
     """`plain`: every alphanumeric/CamelCase part, lowercased; no stemming, stopwords or compounds."""
-    tokens: list[str] = []
-    for word in _WORD.findall(text):
-        tokens.extend(_plain_tokens(word))
-    return tokens
-
-
-TOKENIZERS: dict[Tokenizer, Callable[[str], list[str]]] = {
-    Tokenizer.IDENTIFIER: tokenize,
-    Tokenizer.PLAIN: tokenize_plain,
-}
+    return tokens(text, Tokenizer.PLAIN)
 
 
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")

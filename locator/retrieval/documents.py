@@ -1,8 +1,9 @@
 """What a retriever indexes: whole files, or definition-level chunks (tree-sitter), each with its
 line span so a file's best chunks can become its evidence.
 
-Tokens are cached per process by (tokenizer, content hash): a file that is the same in two tasks or
-two revisions of a repository is tokenized once. The cache changes time, never a score.
+A document is indexed as its term counts (a bag of words: all BM25 reads), cached per process by
+(tokenizer, content hash): a file that is the same in two tasks or two revisions of a repository is
+tokenized once. The cache changes time, never a score.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from enum import StrEnum
 
 from locator.definitions import grammar_of, parse_definitions
 from locator.hashing import blake3_hex
-from locator.text import TOKENIZERS, Tokenizer
+from locator.text import Tokenizer, term_counts, tokens
 
 
 class Granularity(StrEnum):
@@ -28,6 +29,12 @@ class Chunk:
     start_line: int
     end_line: int
     label: str  # the definition's qualified name, or `<module>`
+
+
+@dataclass(frozen=True)
+class TermCounts:
+    counts: dict[str, int]  # token -> occurrences in the document
+    length: int  # all its tokens, repeats included (BM25's document length)
 
 
 @dataclass(frozen=True)
@@ -61,17 +68,28 @@ class _LRU:
         return value
 
 
-_TOKENS = _LRU(400_000)
+_TERMS = _LRU(400_000)
 _CHUNKS = _LRU(100_000)
 
 
 def memo_lookups() -> dict[str, tuple[int, int]]:
     """(hits, misses) of this process's document memos: a file's tokens and its chunks, by content."""
-    return {"document_tokens": (_TOKENS.hits, _TOKENS.misses), "document_chunks": (_CHUNKS.hits, _CHUNKS.misses)}
+    return {"document_tokens": (_TERMS.hits, _TERMS.misses), "document_chunks": (_CHUNKS.hits, _CHUNKS.misses)}
+
+
+def terms_of(text: str, tokenizer: Tokenizer) -> TermCounts:
+    """A document's term counts, made once per content."""
+    return _TERMS.get((tokenizer, blake3_hex(text)), lambda: _terms(text, tokenizer))
+
+
+def _terms(text: str, tokenizer: Tokenizer) -> TermCounts:
+    counts = term_counts(text, tokenizer)
+    return TermCounts(counts=dict(counts), length=sum(counts.values()))
 
 
 def tokens_of(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:
-    return _TOKENS.get((tokenizer, blake3_hex(text)), lambda: tuple(TOKENIZERS[tokenizer](text)))
+    """A query's tokens, in order (a repeated token weighs more)."""
+    return tuple(tokens(text, tokenizer))
 
 
 def _split(start: int, end: int, label: str, max_lines: int) -> list[Chunk]:

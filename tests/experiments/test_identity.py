@@ -117,7 +117,7 @@ def test_the_closure_follows_every_import_and_stays_off_scoring():
     bm25 = job_code(compose_config("locator=bm25"), False)
     assert {"experiments.production", "dataset.subjects", "locator.runtime"} <= set(bm25.modules)  # the path, whole
     assert "locator.system_one.lexical" not in bm25.modules  # bm25 asks no System One
-    assert "bm25s" in {d.name for d in bm25.dependencies} and "tree-sitter-python" in {d.name for d in bm25.dependencies}
+    assert "pystemmer" in {d.name for d in bm25.dependencies} and "tree-sitter-python" in {d.name for d in bm25.dependencies}
     assert "loclab" in {d.name for d in bm25.dependencies}
 
 
@@ -171,7 +171,7 @@ def test_a_changed_dependency_changes_the_results_address(tmp_path, monkeypatch)
 
     def upgraded(name):
         found = real(name)
-        return found.model_copy(update={"version": "99.0"}) if found is not None and found.name == "bm25s" else found
+        return found.model_copy(update={"version": "99.0"}) if found is not None and found.name == "pystemmer" else found
 
     monkeypatch.setattr(identity, "_dependency", upgraded)
     try:

@@ -1,5 +1,18 @@
 from __future__ import annotations
 
+import importlib
+import random
+from collections import Counter
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pytest
+
+from locator.bm25 import bm25_scores
+from locator.retrieval.documents import TermCounts, terms_of
+from locator.retrieval.query import build_query
+from locator.text import Tokenizer, term_counts, tokens
 from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.task import SubjectIdentity, Task
@@ -88,3 +101,51 @@ def test_no_overlap_no_files(tmp_path):
     repo = _repo(tmp_path)
     task = Task(id="t", text="zebra quokka", subject=SubjectIdentity(repository="r", revision="v"))
     assert localize(compose_locator("bm25"), task, repo, None, Trace()).files == []
+
+
+def _bm25s(corpus: list[list[str]], query: list[str], k1: float, b: float) -> np.ndarray:
+    """bm25s itself, indexing the whole corpus as loclab did before it scored term by term."""
+    retriever = bm25s.BM25(k1=k1, b=b)
+    retriever.index(corpus, show_progress=False)
+    known = [token for token in query if token in retriever.vocab_dict]
+    if not known:
+        return np.zeros(len(corpus))
+    return np.asarray(retriever.get_scores(known), dtype=float)
+
+
+def _real_corpus() -> list[str]:
+    """Real code: the installed sources of bm25s, click and packaging (any text would do; these are here)."""
+    files = [p for name in ("bm25s", "click", "packaging") for p in sorted(Path(importlib.import_module(name).__file__).parent.rglob("*.py"))]
+    return [p.read_text(encoding="utf-8", errors="replace") for p in files]
+
+
+@pytest.mark.parametrize("tokenizer", list(Tokenizer))
+def test_scores_are_bm25s_scores_bit_for_bit_on_real_code(tokenizer):
+    texts = _real_corpus()
+    corpus = [tokens(t, tokenizer) for t in texts]
+    ours_docs = [terms_of(t, tokenizer) for t in texts]
+    for task, weight in ((TASK.text, 0), ("Click's `HelpFormatter.write_usage` wraps at `max_width`; see formatting.py", 3),
+                         ("tokenize the corpus, build the index and retrieve the top k documents", 1)):
+        query = build_query(task, tokenizer, weight)
+        for k1, b in ((1.5, 0.75), (1.2, 0.3), (0.9, 1.0)):
+            assert np.array_equal(bm25_scores(ours_docs, query, k1, b), _bm25s(corpus, query, k1, b)), (task, k1, b)
+
+
+def test_scores_are_bm25s_scores_bit_for_bit_on_random_corpora():
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(60)]
+    for _ in range(40):
+        corpus = [[rng.choice(vocab[: rng.randint(1, 60)]) for _ in range(rng.choice([0, 1, 3, 20, 200]))]
+                  for _ in range(rng.randint(1, 30))]
+        if not any(corpus):
+            continue
+        query = [rng.choice(vocab + ["unknown"]) for _ in range(rng.randint(1, 12))]
+        docs = [TermCounts(counts=dict(Counter(d)), length=len(d)) for d in corpus]
+        k1, b = rng.uniform(0.5, 2.0), rng.uniform(0.0, 1.0)
+        assert np.array_equal(bm25_scores(docs, query, k1, b), _bm25s(corpus, query, k1, b)), (corpus, query)
+
+
+def test_term_counts_are_the_counts_of_the_tokens():
+    for text in _real_corpus()[:50] + ["", "x", "HTTPServer http_server httpServer 42 42"]:
+        for tokenizer in Tokenizer:
+            assert term_counts(text, tokenizer) == Counter(tokens(text, tokenizer))

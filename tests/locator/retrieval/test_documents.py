@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-from locator import text
+from collections import Counter
+
 from locator.retrieval import documents as docs
-from locator.retrieval.documents import Granularity, documents, tokens_of
+from locator.retrieval.documents import Granularity, TermCounts, documents, terms_of
 from locator.text import Tokenizer
 
 SOURCE = (
@@ -61,14 +62,15 @@ def test_file_granularity_is_one_document():
 def test_the_same_content_is_tokenized_once(monkeypatch):
     calls = []
 
-    def counting(source: str) -> list[str]:
+    def counting(source: str, tokenizer: Tokenizer) -> Counter[str]:
         calls.append(source)
-        return source.split()
+        return Counter(source.split())
 
-    monkeypatch.setitem(text.TOKENIZERS, Tokenizer.PLAIN, counting)
-    monkeypatch.setattr(docs, "_TOKENS", docs._LRU(16))
-    content = "alpha beta unique-content-for-this-test"
-    assert tokens_of(content, Tokenizer.PLAIN) == tokens_of(content, Tokenizer.PLAIN) == ("alpha", "beta", "unique-content-for-this-test")
+    monkeypatch.setattr(docs, "term_counts", counting)
+    monkeypatch.setattr(docs, "_TERMS", docs._LRU(16))
+    content = "alpha beta alpha unique-content-for-this-test"
+    expected = TermCounts(counts={"alpha": 2, "beta": 1, "unique-content-for-this-test": 1}, length=4)
+    assert terms_of(content, Tokenizer.PLAIN) == terms_of(content, Tokenizer.PLAIN) == expected
     assert calls == [content]  # the second file (another task, another revision) with that content: no tokenizing
-    tokens_of(content + " changed", Tokenizer.PLAIN)
+    terms_of(content + " changed", Tokenizer.PLAIN)
     assert len(calls) == 2

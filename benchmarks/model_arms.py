@@ -1,0 +1,85 @@
+"""The seed's arms, each System One backend beside the other, from the jobs in one MLflow store:
+`python benchmarks/model_arms.py --db runs/model2/mlflow.db [--tasks ID,ID,…]`.
+
+One row per finished job (the latest per arm, backend and task set): the arm (locator, schedule, a
+changed `max_prompt_tokens`), which backend decided (the job's `loclab.decided_by`, with the model's
+dtype), tasks, repositories, file Acc@1/5, line recall/precision, calls, input tokens, the StopTask
+rate (tasks a model_stop ended, where the arm can stop a task), the StopFile rate (files the model
+stopped) and the mean wall per task. `--tasks` keeps the jobs run on exactly those tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+
+from mlflow.tracking import MlflowClient
+
+COLUMNS = ("arm", "backend", "tasks", "Acc@1", "Acc@5", "line R", "line P", "calls", "in tok", "StopTask", "StopFile",
+           "s/task")
+
+
+def _arm(run) -> str:
+    params = run.data.params
+    arm = run.data.tags.get("loclab.locator", "?")
+    if params.get("locator.reader.schedule._target_", "").endswith("GlobalSchedule"):
+        arm += " global"
+    if params.get("system_one.backend.max_prompt_tokens") not in (None, "2048", "None") and "local_llm" in \
+            params.get("system_one.backend._target_", ""):
+        arm += f" (max_prompt_tokens={params['system_one.backend.max_prompt_tokens']})"
+    return arm
+
+
+def _backend(run) -> str:
+    decided = run.data.tags.get("loclab.decided_by", "?")
+    if decided.startswith("System One: the lexical backend"):
+        return "lexical"
+    dtype = run.data.params.get("system_one.backend.dtype")
+    return decided.removeprefix("System One: ") + (f" ({dtype})" if dtype else "")
+
+
+def _row(run) -> list[str]:
+    m = run.data.metrics
+    ok = m.get("6 tasks/ok", 0.0)
+    task_stops = [k for k in m if k.startswith("3 reading/task_termination_")]
+    stop_task = f"{m.get('3 reading/task_termination_model_stop', 0.0) / ok:.3f}" if task_stops and ok else "—"
+    stop_file = f"{m['3 reading/model_stop_rate']:.3f}" if "3 reading/model_stop_rate" in m else "—"
+
+    def get(key: str, fmt: str) -> str:
+        return format(m[key], fmt) if key in m else "—"
+
+    return [_arm(run), _backend(run), f"{ok:.0f}", get("1 quality/file_acc_all_at_1", ".3f"),
+            get("1 quality/file_acc_all_at_5", ".3f"), get("1 quality/line_recall", ".3f"),
+            get("1 quality/line_precision", ".4f"), get("2 cost/model_calls", ".1f"), get("2 cost/input_tokens", ",.0f"),
+            stop_task, stop_file, f"{m['2 cost/elapsed_ms'] / 1000:.1f}" if "2 cost/elapsed_ms" in m else "—"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", required=True, help="the jobs' SQLite store")
+    parser.add_argument("--experiment", default="loclab-demo")
+    parser.add_argument("--tasks", default=None, help="comma-separated task ids: only jobs on exactly these")
+    args = parser.parse_args()
+    client = MlflowClient(tracking_uri=f"sqlite:///{os.path.abspath(args.db)}")
+    experiment = client.get_experiment_by_name(args.experiment)
+    if experiment is None:
+        raise SystemExit(f"{args.db}: no experiment {args.experiment!r}")
+    wanted = sorted(args.tasks.split(",")) if args.tasks else None
+    latest: dict[tuple, object] = {}
+    for run in client.search_runs([experiment.experiment_id], "tags.`loclab.kind` = 'job'", order_by=["start_time ASC"]):
+        if run.info.status != "FINISHED":
+            continue
+        tasks = run.data.params.get("tasks")
+        chosen = sorted(ast.literal_eval(tasks)) if tasks not in (None, "None", "null") else None
+        if wanted is not None and chosen != wanted:
+            continue
+        latest[(_arm(run), _backend(run), tuple(chosen or ()), run.data.params.get("repeats"))] = run
+    rows = sorted((_row(run) for run in latest.values()), key=lambda r: (r[0], r[1] != "lexical", r[1]))
+    print("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -5,7 +5,8 @@ One row per finished job (the latest per arm, backend and task set): the arm (lo
 changed `max_prompt_tokens`), which backend decided (the job's `loclab.decided_by`, with the model's
 dtype), tasks, repositories, file Acc@1/5, line recall/precision, calls, input tokens, the StopTask
 rate (tasks a model_stop ended, where the arm can stop a task), the StopFile rate (files the model
-stopped) and the mean wall per task. `--tasks` keeps the jobs run on exactly those tasks.
+stopped) and the mean wall per task (a job with repeats counts each task's repeats as tasks). `--tasks`
+keeps the jobs run on exactly those tasks.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def _arm(run) -> str:
     if params.get("system_one.backend.max_prompt_tokens") not in (None, "2048", "None") and "local_llm" in \
             params.get("system_one.backend._target_", ""):
         arm += f" (max_prompt_tokens={params['system_one.backend.max_prompt_tokens']})"
+    if params.get("repeats") not in (None, "1"):
+        arm += f", {params['repeats']} sampled repeats"
     return arm
 
 

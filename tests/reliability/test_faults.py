@@ -102,7 +102,7 @@ def test_rescoring_without_saved_results_fails_the_tasks_not_silently(ws):
     assert job.info.status == "FAILED"
 
 
-def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothing_running(ws):
+def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothing_running(ws, tmp_path):
     import os
     import signal
     import subprocess
@@ -111,32 +111,35 @@ def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothi
 
     from experiments.paths import PROJECT_ROOT
 
-    sweep = ["locator=bm25", "locator.top_files=3,5", "limit=10"]
     ws.create_store()
-    cmd = [sys.executable, "-m", "experiments.run", "-m", *sweep, f"hydra.sweep.dir={ws.root}/hydra-multi"]
-    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:  # kill -9 once the first job finished and the second is running
-        jobs = ws.jobs()
-        if any(j.info.status == "FINISHED" for j in jobs) and any(j.info.status == "RUNNING" for j in jobs):
-            break
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-    assert ws.runs(filter_string="attributes.status = 'RUNNING'")  # what kill -9 leaves behind
+    # Every answer takes 0.5 s, so the second job is still running when it is killed (a bm25 job of
+    # ten tasks took 1 s: a kill in CI could come after it had finished).
+    with system_one_server(tmp_path / "slow-cache", "server.faults.latency_ms=500") as url:
+        sweep = ["locator=two_phase", "locator.reader.schedule.batch_size=2,4", "limit=1", "system_one=http",
+                 f"system_one.backend.url={url}", "system_one.cache.enabled=false"]
+        cmd = [sys.executable, "-m", "experiments.run", "-m", *sweep, f"hydra.sweep.dir={ws.root}/hydra-multi"]
+        proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:  # kill -9 once the first job finished and the second is running
+            jobs = ws.jobs()
+            if any(j.info.status == "FINISHED" for j in jobs) and any(j.info.status == "RUNNING" for j in jobs):
+                break
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert ws.runs(filter_string="attributes.status = 'RUNNING'")  # what kill -9 leaves behind
 
-    rerun = ws.run("experiments.run", *sweep, multirun=True)
+        rerun = ws.run("experiments.run", *sweep, multirun=True)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "resuming stopped sweep run" in rerun.stdout and "already finished in this sweep" in rerun.stdout
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     assert parent.info.status == "FINISHED" and parent.data.metrics["8 sweep/jobs_total"] == 2
     finished = [j for j in ws.jobs() if j.info.status == "FINISHED"]
-    assert sorted(j.data.params["locator.top_files"] for j in finished) == ["3", "5"]  # exactly one per config
+    assert sorted(j.data.params["locator.reader.schedule.batch_size"] for j in finished) == ["2", "4"]  # one per config
     killed = [j for j in ws.jobs() if j.info.status == "KILLED"]
     assert len(killed) == 1 and all(j.data.tags["mlflow.parentRunId"] == parent.info.run_id for j in ws.jobs())
     assert not ws.runs(filter_string="attributes.status = 'RUNNING'")
-
 
 
 def test_a_truncated_saved_result_is_localized_again_and_scoring_alone_names_it(ws):
@@ -307,20 +310,29 @@ def _alive(pid: int) -> bool:
     return not (status.exists() and "\nState:\tZ" in status.read_text())  # a zombie has ended
 
 
-def test_kill_9_of_a_parallel_sweeps_main_process_ends_its_workers_and_their_runs(ws):
-    import os
-    import signal
+def test_kill_9_of_a_parallel_sweeps_main_process_ends_its_workers_and_their_runs(ws, tmp_path):
     import subprocess
     import sys
-    import time
 
     from experiments.paths import PROJECT_ROOT
 
     ws.create_store()
-    cmd = [sys.executable, "-m", "experiments.run", "-m", "sweep=parallel", "locator=two_phase",
-           "locator.reader.schedule.batch_size=2,4", f"hydra.sweep.dir={ws.root}/hydra-multi"]
-    main = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    # Every answer takes 1.5 s, so neither job can finish between being seen RUNNING and the kill
+    # (with the embedded backend a job took ~3 s, and in CI one ran on to FINISHED first).
+    with system_one_server(tmp_path / "slow-cache", "server.faults.latency_ms=1500") as url:
+        cmd = [sys.executable, "-m", "experiments.run", "-m", "sweep=parallel", "locator=two_phase",
+               "system_one=http", f"system_one.backend.url={url}", "system_one.cache.enabled=false",
+               "locator.reader.schedule.batch_size=2,4", f"hydra.sweep.dir={ws.root}/hydra-multi"]
+        main = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        _kill_main_and_watch_its_workers(ws, main)
+
+
+def _kill_main_and_watch_its_workers(ws, main) -> None:
+    import os
+    import signal
+    import time
+
     try:
         deadline = time.monotonic() + 300
         running = []

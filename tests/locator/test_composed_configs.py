@@ -49,10 +49,21 @@ ADDED_SINCE = {
     ("reader", "evidence", "narrowing"): None,  # evidence spans as read
     ("reader", "decision_form"): "choice",  # the seed's Choice at a file's decision
 }
+# The dense retriever's text encoder became a choice (locator/encoder): its default is the MiniLM
+# batch size that was the retriever's own field.
+MOVED_ENCODER = {"_target_": "locator.retrieval.minilm.MiniLMEncoder", "batch_size": 64}
+
+
+def _encoder_moved_back(node):
+    if isinstance(node, dict):
+        if node.get("encoder") == MOVED_ENCODER:
+            node = {**{k: v for k, v in node.items() if k != "encoder"}, "batch_size": MOVED_ENCODER["batch_size"]}
+        return {k: _encoder_moved_back(v) for k, v in node.items()}
+    return node
 
 
 def _without_added_options(locator: dict) -> dict:
-    out = json.loads(json.dumps(locator))
+    out = _encoder_moved_back(json.loads(json.dumps(locator)))
     for (*groups, key), off in ADDED_SINCE.items():
         node = out
         for group in groups:

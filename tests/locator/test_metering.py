@@ -217,7 +217,7 @@ INTROSPECTION = {"__closure__", "__self__", "__globals__", "__dict__", "__code__
 ALLOWED_IMPORTS = {
     "imported.py": {"pathlib"},  # the imported outputs file, a job input (hashed into the address)
     "retrieval/vectors.py": {"pathlib", "sqlite3"},  # its embedding cache
-    "retrieval/e5.py": {"os", "pathlib"},  # the encoder's weight file (hashed) and OpenMP's thread count
+    "retrieval/e5.py": {"pathlib"},  # the encoder's weight file (hashed into every result's identity)
     "lane/terms.py": {"builtins"},  # dir(builtins): names that are noise in a trace, no file access
 }
 PURE_PATHS = {"PurePosixPath", "PurePath"}

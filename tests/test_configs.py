@@ -18,10 +18,12 @@ from tests.conftest import LOCAGENT_FILE, SWEBENCH_FILE
 
 
 # The option a sub-group's options are composed under (locator=two_phase unless named here), and the
-# package they go to when it is not the group's own (a retriever fills one of hybrid's two slots).
+# package they go to when it is not the group's own (a retriever fills one of hybrid's two slots, an
+# encoder the dense stage of reranked).
 _SUBGROUP_HOST = {"base": ("locator=ast_lane", ""), "retriever": ("locator=hybrid", "@locator.second"),
                   "actions": ("locator=range_runtime", ""), "view": ("locator=range_runtime", ""),
-                  "prompts": ("system_one=openai_logprobs", "@system_one.backend.prompts")}
+                  "prompts": ("system_one=openai_logprobs", "@system_one.backend.prompts"),
+                  "encoder": ("locator=reranked", "@locator.dense.encoder")}
 
 
 def _options() -> list[tuple[str, ...]]:

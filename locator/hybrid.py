@@ -13,7 +13,7 @@ from pydantic import Field
 
 from locator.base import LocatorContext
 from locator.result import Evidence
-from locator.retrieval.locator import RetrievalLocator, span_evidence
+from locator.retrieval.locator import RetrievalLocator, check_stages, span_evidence
 from locator.retrieval.ranking import Ranking, RankedFile, Retriever, reciprocal_rank_fusion
 from locator.task import Task
 
@@ -35,7 +35,4 @@ class HybridLocator(RetrievalLocator):
         return self.first.evidence(task, ctx, file)
 
     def check_inputs(self) -> None:
-        for retriever in (self.first, self.second):
-            check = getattr(retriever, "check_inputs", None)
-            if check is not None:
-                check()
+        check_stages(self.first, self.second)

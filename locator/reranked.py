@@ -18,7 +18,7 @@ from pydantic import Field, model_validator
 from locator.base import LocatorContext
 from locator.embedding_retrieval import EmbeddingRetrievalLocator
 from locator.result import Evidence
-from locator.retrieval.locator import RetrievalLocator, span_evidence
+from locator.retrieval.locator import RetrievalLocator, check_stages, span_evidence
 from locator.retrieval.ranking import Ranking, RankedFile, Retriever, reciprocal_rank_fusion
 from locator.task import Task
 
@@ -45,10 +45,7 @@ class RerankedLocator(RetrievalLocator):
         return self
 
     def check_inputs(self) -> None:
-        for stage in (self.first, self.dense):
-            check = getattr(stage, "check_inputs", None)
-            if check is not None:
-                check()
+        check_stages(self.first, self.dense)
 
     def rank(self, task: Task, ctx: LocatorContext) -> Ranking:
         first = self.first.rank(task, ctx)

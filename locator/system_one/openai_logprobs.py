@@ -31,7 +31,7 @@ from locator.system_one.wire import (
 )
 
 def _top_logprobs(body: dict[str, Any]) -> dict[str, float]:
-    """Probability mass per normalized token (stripped, lower-cased) of the first generated token."""
+    """Probability mass per token (stripped of spaces) of the first generated token."""
     try:
         first = body["choices"][0]["logprobs"]["content"][0]
         candidates = first.get("top_logprobs") or [first]
@@ -39,13 +39,20 @@ def _top_logprobs(body: dict[str, Any]) -> dict[str, float]:
         raise InvalidAnswerError("chat completion has no logprobs for its first token (is logprobs supported?)") from None
     mass: dict[str, float] = {}
     for candidate in candidates:
-        token = str(candidate["token"]).strip().lower()
+        token = str(candidate["token"]).strip()
         mass[token] = mass.get(token, 0.0) + math.exp(float(candidate["logprob"]))
     return mass
 
 
-def _distribution(mass: dict[str, float], groups: list[list[str]]) -> list[float]:
-    weights = [sum(mass.get(label.lower(), 0.0) for label in set(group)) for group in groups]
+def _distribution(mass: dict[str, float], groups: list[list[str]], fold_case: bool) -> list[float]:
+    """Each group's share of the mass; `fold_case` for a noul's true/false (`True`, `TRUE` count), never
+    for a choice, whose `A` and `a` are two options."""
+    if fold_case:
+        folded: dict[str, float] = {}
+        for token, p in mass.items():
+            folded[token.lower()] = folded.get(token.lower(), 0.0) + p
+        mass, groups = folded, [[label.lower() for label in group] for group in groups]
+    weights = [sum(mass.get(label, 0.0) for label in set(group)) for group in groups]
     total = sum(weights)
     if total == 0:
         raise InvalidAnswerError(f"none of the answer labels {groups} is among the model's top logprobs: "
@@ -89,7 +96,7 @@ class OpenAILogprobsBackend:
     def _read(self, task: str, question: Question, order: list[str] | None) -> tuple[list[float], int]:
         user, labels = self.prompts.render(task, question, order)
         mass, tokens_in, _ = self._complete(user)
-        return _distribution(mass, self.prompts.label_groups(question, labels)), tokens_in
+        return _distribution(mass, self.prompts.label_groups(question, labels), question.type == "noul"), tokens_in
 
     def _answer_one(self, task: str, question: Question) -> tuple[Answer, int]:
         return answer_question(question, lambda q, order: self._read(task, q, order), self.choice_orders)

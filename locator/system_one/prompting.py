@@ -15,7 +15,10 @@ from typing import Callable
 
 from locator.system_one.wire import Answer, ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, ScoreAnswer
 
-LETTERS = string.ascii_uppercase
+# A choice's labels: one token each in a BPE vocabulary. Seed 000's zoom frontier starts at 16 regions
+# and gains up to 4 a round (up to 44 in its 8 rounds), past the 26 capitals; lower case follows, so a
+# served backend must match a choice's labels case-sensitively (only a noul's true/false folds case).
+LETTERS = string.ascii_uppercase + string.ascii_lowercase
 MAX_LEVELS = 10  # level labels are the digits 0-9, one token each
 
 

@@ -148,6 +148,18 @@ def test_labels_the_tokenizer_cannot_say_in_one_token_are_refused(model_cache):
 
 
 @needs_model
+def test_a_choice_past_26_options_is_answered_over_every_option(model_cache):
+    """Seed 000's zoom frontier outgrows the capitals; lower-case labels are their own tokens."""
+    regions = Question(type="choice", instructions="Which region holds the cause?",
+                       criteria={f"z{i}": f"lines {10 * i + 1}-{10 * i + 10}" for i in range(30)})
+    backend = _backend(model_cache, choice_orders=1)
+    answer = backend.answer(_request(regions)).answers["q0"]
+    assert len(answer.probabilities) == 30 and abs(sum(answer.probabilities.values()) - 1) < 1e-5
+    tokenizer, _ = backend._load()
+    assert backend._single_token(tokenizer, "a", "choice") != backend._single_token(tokenizer, "A", "choice")
+
+
+@needs_model
 def test_a_choice_does_not_favour_the_option_listed_first(model_cache):
     backend = _backend(model_cache)
     flipped = NEXT.model_copy(update={"criteria": dict(reversed(list(NEXT.criteria.items())))})

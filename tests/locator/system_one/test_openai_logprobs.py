@@ -26,7 +26,9 @@ def _stub_app(mode: dict) -> FastAPI:
         mode["requests"].append(body)
         if mode.get("no_logprobs"):
             return {"choices": [{"message": {"content": "true"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
-        if "Answer true or false" in prompt:
+        if mode.get("top"):
+            top = mode["top"]
+        elif "Answer true or false" in prompt:
             hot = "separable" in prompt.split("Question:")[1]
             top = [{"token": "true", "logprob": -0.1 if hot else -2.5}, {"token": " False", "logprob": -2.5 if hot else -0.1},
                    {"token": "maybe", "logprob": -4.0}]
@@ -80,6 +82,22 @@ def test_answers_are_read_from_logprobs(stub):
     assert response.usage.output_tokens == 5 and response.usage.input_tokens > 0  # the choice: both orders
     sent = mode["requests"][0]
     assert (sent["max_tokens"], sent["logprobs"], sent["top_logprobs"], sent["model"]) == (1, True, 20, "stub-model")
+
+
+def test_a_choice_past_26_options_reads_lower_case_labels_as_their_own_options(stub):
+    """Seed 000's zoom frontier outgrows the capitals: label `a` is option 27, never a spelling of `A`."""
+    url, mode = stub
+    mode["top"] = [{"token": "a", "logprob": -0.1}, {"token": " A", "logprob": -2.5}]
+    options = {f"z{i}": f"region {i}" for i in range(30)}
+    backend = compose_backend("openai_logprobs", base_url=url, model="stub-model", max_attempts=1, choice_orders=1)
+    question = Question(type="choice", instructions="Which region?", criteria=options)
+    answer = backend.answer(Request(state={"task": "t"}, model="m", questions={"q": question})).answers["q"]
+    assert "\na. region 26\n" in mode["requests"][0]["messages"][-1]["content"]
+    assert answer.choice == "z26"
+    assert answer.probabilities["z0"] == pytest.approx(1 / (1 + pow(2.718281828, 2.4)), abs=1e-4)
+    too_many = Question(type="choice", instructions="Which?", criteria={f"z{i}": "r" for i in range(53)})
+    with pytest.raises(InvalidAnswerError, match="at most 52 options"):
+        backend.answer(Request(state={"task": "t"}, model="m", questions={"q": too_many}))
 
 
 def test_missing_logprobs_is_an_error_not_a_default(stub):

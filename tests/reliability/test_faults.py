@@ -69,6 +69,36 @@ def test_a_stopped_sweep_closes_its_parent_run_as_killed(ws, tmp_path):
     assert not ws.runs(filter_string="attributes.status = 'RUNNING'")
 
 
+def test_a_job_stopped_with_sigterm_ends_its_run_killed_at_once(ws, tmp_path):
+    """Not RUNNING until the next job on the host notices: the job closes its own run, mid-task."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from experiments.paths import PROJECT_ROOT
+
+    ws.create_store()
+    with system_one_server(tmp_path / "slow-cache", "server.faults.latency_ms=3000") as url:
+        cmd = [sys.executable, "-m", "experiments.run", "system_one=http", f"system_one.backend.url={url}",
+               "system_one.cache.enabled=false", "locator=two_phase", "limit=2"]
+        proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 180
+        while not ws.jobs() and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            time.sleep(0.5)
+        time.sleep(2)  # into the first task: a request is in flight at the server's 3 s
+        stopped = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+        took = time.monotonic() - stopped
+    assert proc.returncode == 128 + signal.SIGTERM, stderr[-3000:]
+    assert took < 10  # the handler ends the process, it does not wait for the task in flight
+    [job] = ws.jobs()
+    assert job.info.status == "KILLED" and "stopped by SIGTERM" in job.data.tags["loclab.error"]
+    assert not ws.runs(filter_string="attributes.status = 'RUNNING'")
+
+
 def test_a_hash_mismatch_fails_that_task_closed_and_the_job_goes_on(ws, tmp_path):
     manifest = tampered_manifest(tmp_path, tamper={"bad"})
     proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}")

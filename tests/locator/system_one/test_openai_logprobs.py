@@ -4,6 +4,7 @@ No live model endpoint is reachable here; this checks the protocol handling, not
 
 from __future__ import annotations
 
+import math
 import socket
 import threading
 import time
@@ -98,6 +99,31 @@ def test_a_choice_past_26_options_reads_lower_case_labels_as_their_own_options(s
     too_many = Question(type="choice", instructions="Which?", criteria={f"z{i}": "r" for i in range(53)})
     with pytest.raises(InvalidAnswerError, match="at most 52 options"):
         backend.answer(Request(state={"task": "t"}, model="m", questions={"q": too_many}))
+
+
+@pytest.mark.parametrize("logprobs", [
+    [-3.0 - 0.1 * i for i in range(20)],  # much unlisted mass: each left-out label capped at the 20th's
+    [-3.01] * 20,                          # little: the left-out labels split it
+], ids=["capped", "split"])
+def test_options_past_a_full_top_logprobs_list_share_its_unlisted_mass(stub, logprobs):
+    """A 30-option Choice against an endpoint that lists 20 tokens: the 10 labels left out are not
+    zero; they share what the list does not account for, each at most the 20th probability."""
+    url, mode = stub
+    mode["top"] = [{"token": chr(ord("A") + i), "logprob": lp} for i, lp in enumerate(logprobs)]
+    options = {f"z{i}": f"region {i}" for i in range(30)}
+    backend = compose_backend("openai_logprobs", base_url=url, model="stub-model", max_attempts=1, choice_orders=1)
+    question = Question(type="choice", instructions="Which region?", criteria=options)
+    answer = backend.answer(Request(state={"task": "t"}, model="m", questions={"q": question})).answers["q"]
+    listed = [math.exp(lp) for lp in logprobs]
+    share = min((1 - sum(listed)) / 10, listed[-1])
+    assert share > 0
+    total = sum(listed) + 10 * share
+    assert answer.probabilities["z0"] == pytest.approx(listed[0] / total, abs=1e-6)  # answers carry 6 decimals
+    assert all(answer.probabilities[f"z{i}"] == pytest.approx(share / total, abs=1e-6) for i in range(20, 30))
+    assert sum(answer.probabilities.values()) == pytest.approx(1, abs=1e-4)
+    mode["top"] = mode["top"][:5]  # a list shorter than asked for is the whole support: nothing unlisted to share
+    answer = backend.answer(Request(state={"task": "t2"}, model="m", questions={"q": question})).answers["q"]
+    assert answer.probabilities["z5"] == 0 and answer.probabilities["z0"] == pytest.approx(listed[0] / sum(listed[:5]), abs=1e-6)
 
 
 def test_missing_logprobs_is_an_error_not_a_default(stub):

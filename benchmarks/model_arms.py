@@ -1,12 +1,13 @@
 """The seed's arms, each System One backend beside the other, from the jobs in one MLflow store:
-`python benchmarks/model_arms.py --db runs/model2/mlflow.db [--tasks ID,ID,…]`.
+`python benchmarks/model_arms.py --db runs/model2/mlflow.db [--experiment NAME] [--tasks ID,ID,…] [--split dev]`.
 
 One row per finished job (the latest per arm, backend and task set): the arm (locator, schedule, a
 changed `max_prompt_tokens`), which backend decided (the job's `loclab.decided_by`, with the model's
 dtype), tasks, repositories, file Acc@1/5, line recall/precision, calls, input tokens, the StopTask
 rate (tasks a model_stop ended, where the arm can stop a task), the StopFile rate (files the model
 stopped) and the mean wall per task (a job with repeats counts each task's repeats as tasks). `--tasks`
-keeps the jobs run on exactly those tasks.
+keeps the jobs run on exactly those tasks, `--split` those run on one split (the SWE-bench Lite PyPI
+subset's dev or test: `--experiment loclab-swebench_lite_pypi`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def main() -> None:
     parser.add_argument("--db", required=True, help="the jobs' SQLite store")
     parser.add_argument("--experiment", default="loclab-demo")
     parser.add_argument("--tasks", default=None, help="comma-separated task ids: only jobs on exactly these")
+    parser.add_argument("--split", default=None, help="only jobs run on this split (the job's `split` param)")
     args = parser.parse_args()
     client = MlflowClient(tracking_uri=f"sqlite:///{os.path.abspath(args.db)}")
     experiment = client.get_experiment_by_name(args.experiment)
@@ -77,7 +79,10 @@ def main() -> None:
         chosen = sorted(ast.literal_eval(tasks)) if tasks not in (None, "None", "null") else None
         if wanted is not None and chosen != wanted:
             continue
-        latest[(_arm(run), _backend(run), tuple(chosen or ()), run.data.params.get("repeats"))] = run
+        split = run.data.params.get("split")
+        if args.split is not None and split != args.split:
+            continue
+        latest[(_arm(run), _backend(run), tuple(chosen or ()), split, run.data.params.get("repeats"))] = run
     rows = sorted((_row(run) for run in latest.values()), key=lambda r: (r[0], r[1] != "lexical", r[1]))
     print("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
     for row in rows:

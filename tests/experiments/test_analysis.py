@@ -4,6 +4,9 @@ then the analysis commands read them back."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -303,3 +306,23 @@ def test_calibrate_refuses_a_split_the_tasks_do_not_have(store, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "no task of the shared set is in split 'validation' (--choose-split); splits present: ['dev', 'test']" in err
+
+
+def test_model_arms_tables_each_arm_and_backend_from_the_store(store):
+    """benchmarks/model_arms.py, the script behind benchmarks/README's model tables, over real jobs."""
+    def table(*args: str) -> list[list[str]]:
+        proc = subprocess.run([sys.executable, "benchmarks/model_arms.py", "--db", str(store.db),
+                               "--experiment", "loclab-local", *args],
+                              cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return [[cell.strip() for cell in line.strip("|").split("|")] for line in proc.stdout.splitlines()[2:]]
+
+    rows = {(row[0], row[1]): row for row in table()}
+    two_phase = rows[("two_phase, 2 sampled repeats", "lexical")]
+    job = next(j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "two_phase")
+    assert two_phase[2] == "8"  # 4 tasks x 2 repeats
+    assert two_phase[4] == f"{job.data.metrics['1 quality/file_acc_all_at_5']:.3f}"
+    assert two_phase[8] == f"{job.data.metrics['2 cost/input_tokens']:,.0f}"
+    assert ("bm25", "no model (the locator asks no System One)") in rows  # the job's own loclab.decided_by
+    assert table("--split", "dev") == []  # every job here ran on both splits
+    assert table("--tasks", "task-0") == []  # and on all four tasks

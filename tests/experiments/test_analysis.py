@@ -325,4 +325,5 @@ def test_model_arms_tables_each_arm_and_backend_from_the_store(store):
     assert two_phase[8] == f"{job.data.metrics['2 cost/input_tokens']:,.0f}"
     assert ("bm25", "no model (the locator asks no System One)") in rows  # the job's own loclab.decided_by
     assert table("--split", "dev") == []  # every job here ran on both splits
-    assert table("--tasks", "task-0") == []  # and on all four tasks
+    # only jobs run on exactly [task-0] (other tests here add bm25 ones): never the four-task two_phase
+    assert all(row[0] == "bm25" and row[2] == "1" for row in table("--tasks", "task-0"))

@@ -7,7 +7,8 @@ dtype), tasks, repositories, file Acc@1/5, line recall/precision, calls, input t
 rate (tasks a model_stop ended, where the arm can stop a task), the StopFile rate (files the model
 stopped) and the mean wall per task (a job with repeats counts each task's repeats as tasks). `--tasks`
 keeps the jobs run on exactly those tasks, `--split` those run on one split (the SWE-bench Lite PyPI
-subset's dev or test: `--experiment loclab-swebench_lite_pypi`).
+subset's dev or test: `--experiment loclab-swebench_lite_pypi`). Filters no finished job matches are an
+error naming the task sets and splits the store has (exit 2), never an empty table.
 """
 
 from __future__ import annotations
@@ -15,11 +16,17 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import sys
+from pathlib import Path
 
 from mlflow.tracking import MlflowClient
+from omegaconf import OmegaConf
 
 COLUMNS = ("arm", "backend", "tasks", "Acc@1", "Acc@5", "line R", "line P", "calls", "in tok", "StopTask", "StopFile",
            "s/task")
+# the arm is named with its max_prompt_tokens only where a job changed it from the backend's YAML default
+DEFAULT_MAX_PROMPT_TOKENS = str(OmegaConf.load(Path(__file__).resolve().parents[1] / "conf/system_one/local_llm.yaml")
+                                .backend.max_prompt_tokens)
 
 
 def _arm(run) -> str:
@@ -27,7 +34,7 @@ def _arm(run) -> str:
     arm = run.data.tags.get("loclab.locator", "?")
     if params.get("locator.reader.schedule._target_", "").endswith("GlobalSchedule"):
         arm += " global"
-    if params.get("system_one.backend.max_prompt_tokens") not in (None, "2048", "None") and "local_llm" in \
+    if params.get("system_one.backend.max_prompt_tokens") not in (None, DEFAULT_MAX_PROMPT_TOKENS, "None") and "local_llm" in \
             params.get("system_one.backend._target_", ""):
         arm += f" (max_prompt_tokens={params['system_one.backend.max_prompt_tokens']})"
     if params.get("repeats") not in (None, "1"):
@@ -59,7 +66,7 @@ def _row(run) -> list[str]:
             stop_task, stop_file, f"{m['2 cost/elapsed_ms'] / 1000:.1f}" if "2 cost/elapsed_ms" in m else "—"]
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", required=True, help="the jobs' SQLite store")
     parser.add_argument("--experiment", default="loclab-demo")
@@ -72,22 +79,30 @@ def main() -> None:
         raise SystemExit(f"{args.db}: no experiment {args.experiment!r}")
     wanted = sorted(args.tasks.split(",")) if args.tasks else None
     latest: dict[tuple, object] = {}
+    task_sets, splits = set(), set()
     for run in client.search_runs([experiment.experiment_id], "tags.`loclab.kind` = 'job'", order_by=["start_time ASC"]):
         if run.info.status != "FINISHED":
             continue
         tasks = run.data.params.get("tasks")
         chosen = sorted(ast.literal_eval(tasks)) if tasks not in (None, "None", "null") else None
+        split = run.data.params.get("split")
+        task_sets.add(",".join(chosen) if chosen else "all")
+        splits.add(split)
         if wanted is not None and chosen != wanted:
             continue
-        split = run.data.params.get("split")
         if args.split is not None and split != args.split:
             continue
         latest[(_arm(run), _backend(run), tuple(chosen or ()), split, run.data.params.get("repeats"))] = run
+    if not latest:
+        print(f"{args.db}: no finished job in {args.experiment!r} matches --tasks {args.tasks} --split {args.split}; "
+              f"task sets present: {sorted(task_sets)}; splits present: {sorted(map(str, splits))}", file=sys.stderr)
+        return 2
     rows = sorted((_row(run) for run in latest.values()), key=lambda r: (r[0], r[1] != "lexical", r[1]))
     print("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
     for row in rows:
         print("| " + " | ".join(row) + " |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,13 +3,16 @@ then the analysis commands read them back."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from omegaconf import OmegaConf
 
 from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
 from experiments import calibrate, compare, pareto, repeatability
@@ -310,10 +313,13 @@ def test_calibrate_refuses_a_split_the_tasks_do_not_have(store, capsys):
 
 def test_model_arms_tables_each_arm_and_backend_from_the_store(store):
     """benchmarks/model_arms.py, the script behind benchmarks/README's model tables, over real jobs."""
-    def table(*args: str) -> list[list[str]]:
-        proc = subprocess.run([sys.executable, "benchmarks/model_arms.py", "--db", str(store.db),
+    def model_arms(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "benchmarks/model_arms.py", "--db", str(store.db),
                                "--experiment", "loclab-local", *args],
                               cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
+
+    def table(*args: str) -> list[list[str]]:
+        proc = model_arms(*args)
         assert proc.returncode == 0, proc.stderr[-2000:]
         return [[cell.strip() for cell in line.strip("|").split("|")] for line in proc.stdout.splitlines()[2:]]
 
@@ -324,6 +330,27 @@ def test_model_arms_tables_each_arm_and_backend_from_the_store(store):
     assert two_phase[4] == f"{job.data.metrics['1 quality/file_acc_all_at_5']:.3f}"
     assert two_phase[8] == f"{job.data.metrics['2 cost/input_tokens']:,.0f}"
     assert ("bm25", "no model (the locator asks no System One)") in rows  # the job's own loclab.decided_by
-    assert table("--split", "dev") == []  # every job here ran on both splits
-    # only jobs run on exactly [task-0] (other tests here add bm25 ones): never the four-task two_phase
-    assert all(row[0] == "bm25" and row[2] == "1" for row in table("--tasks", "task-0"))
+    unmatched = model_arms("--split", "dev")  # every job here ran on both splits: an error, not an empty table
+    assert unmatched.returncode == 2 and unmatched.stdout == ""
+    assert "no finished job in 'loclab-local' matches --tasks None --split dev" in unmatched.stderr
+    assert "splits present: ['None']" in unmatched.stderr and "task sets present: ['all'" in unmatched.stderr
+    _job(store, "locator=bm25", "locator.top_files=2", "tasks=[task-0]")
+    # only jobs run on exactly [task-0] (other tests here may add bm25 ones too): never the four-task two_phase
+    one_task = table("--tasks", "task-0")
+    assert one_task and all(row[0] == "bm25" and row[2] == "1" for row in one_task)
+
+
+def test_model_arms_names_a_max_prompt_tokens_only_where_a_job_changed_it_from_the_yaml():
+    """The arm's name reads the default from conf/system_one/local_llm.yaml, the one source of truth."""
+    spec = importlib.util.spec_from_file_location("model_arms", Path(__file__).resolve().parents[2] / "benchmarks/model_arms.py")
+    model_arms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model_arms)
+    default = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/system_one/local_llm.yaml").backend.max_prompt_tokens
+
+    def job(max_prompt_tokens: int) -> SimpleNamespace:  # the two fields of an MLflow run the name reads
+        params = {"system_one.backend._target_": "locator.system_one.local_llm.LocalLLMBackend",
+                  "system_one.backend.max_prompt_tokens": str(max_prompt_tokens)}
+        return SimpleNamespace(data=SimpleNamespace(params=params, tags={"loclab.locator": "two_phase"}))
+
+    assert model_arms._arm(job(default)) == "two_phase"
+    assert model_arms._arm(job(2 * default)) == f"two_phase (max_prompt_tokens={2 * default})"

@@ -66,7 +66,7 @@ def _row(run) -> list[str]:
             get("1 quality/file_acc_all_at_5", ".3f"), get("1 quality/line_recall", ".3f"),
             get("1 quality/line_precision", ".4f"), get("2 cost/model_calls", ".1f"), get("2 cost/input_tokens", ",.0f"),
             stop_task, stop_file, f"{m['2 cost/elapsed_ms'] / 1000:.1f}" if "2 cost/elapsed_ms" in m else "—",
-            f"{m['2 cost/cache_hits'] / m['2 cost/model_calls']:.2f}" if m.get("2 cost/model_calls") else "—"]
+            f"{m['2 cost/cache_hits'] / m['2 cost/model_calls']:.2f}" if m.get("2 cost/model_calls") and "2 cost/cache_hits" in m else "—"]
 
 
 def main() -> int:

@@ -41,7 +41,7 @@ from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.report import SUMMARY_METRICS, headline_figure, job_description, per_task_frame, print_summary
 from experiments.sweep_summary import SWEEP_JOB_TAG
-from experiments.sweep_worker import end_with_the_sweep, mark_killed, working_for
+from experiments.sweep_worker import end_with_the_sweep, mark_killed, on_stop_signals, working_for
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.tracking import (
     PARENT_RUN_ENV, PARENT_TAG, SWEPT_ENV, TrackingUnreachableError, close_stale_runs, ensure_experiment, finished_job, flatten,
@@ -240,7 +240,7 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
     run_name = redact(job_run_name(locator_name, cfg.dataset.name, overrides, swept))[:250]
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=tags) as active:
         working_for(active.info.run_id, mlflow.get_tracking_uri())
-        stop_on_sigterm = _killed_on_sigterm(active.info.run_id)
+        stop_signals = _killed_on_stop_signals(active.info.run_id)
         try:
             mlflow.log_params(flatten(cfg, PARAM_GROUPS))
             if setup_error is not None:
@@ -254,29 +254,27 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
             raise  # otherwise the run ends FAILED
         finally:
             working_for(None)
-            if stop_on_sigterm:
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            for signum in stop_signals:
+                signal.signal(signum, signal.SIG_DFL)
 
 
-def _killed_on_sigterm(run_id: str) -> bool:
-    """A job stopped with SIGTERM (`kill`, `timeout`, a scheduler) ends its run KILLED at once, itself:
-    by default SIGTERM ended the process with the run RUNNING until the next job on the host marked
-    it. The run is closed from the handler and the process ends there (as the sweep watcher does):
-    raised as an exception, the stop waited for the tasks in flight, minutes with a model. Not where
-    a handler is set already (a sweep's main process turns SIGTERM into its exit, closing the job
-    KILLED) or off the main thread. True when installed."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return False
+def _killed_on_stop_signals(run_id: str) -> tuple[signal.Signals, ...]:
+    """A job stopped with SIGTERM (`kill`, `timeout`, a scheduler) or SIGHUP (the terminal it ran in
+    closed, an ssh session dropped) ends its run KILLED at once, itself: by default either signal ended
+    the process with the run RUNNING until the next job on the host marked it. The run is closed from
+    the handler and the process ends there (as the sweep watcher does): raised as an exception, the
+    stop waited for the tasks in flight, minutes with a model. A handler set already is kept (a
+    sweep's main process turns both into its exit, closing the job KILLED). Returns the signals handled."""
     uri = mlflow.get_tracking_uri()
 
     def stop(signum: int, frame) -> None:
         try:
-            mark_killed(MlflowClient(tracking_uri=uri), run_id, "stopped by SIGTERM; a rerun resumes it")
+            mark_killed(MlflowClient(tracking_uri=uri), run_id,
+                        f"stopped by {signal.Signals(signum).name}; a rerun resumes it")
         finally:
             os._exit(128 + signum)
 
-    signal.signal(signal.SIGTERM, stop)
-    return True
+    return on_stop_signals(stop)
 
 
 def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: Stage, localize_missing: bool,

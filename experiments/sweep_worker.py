@@ -5,14 +5,20 @@ process is gone. `kill -9` of the main process reaches none of them: 8 workers (
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
+from collections.abc import Callable
+from types import FrameType
 
 from mlflow.tracking import MlflowClient
 
 SWEEP_PID_ENV = "LOCLAB_SWEEP_MAIN_PID"
 POLL_S = 1.0
 PARENT_TAG = "mlflow.parentRunId"  # MLflow's own tag for a nested run
+# the signals a job or a sweep is stopped with from outside, each closing its runs KILLED: `kill`,
+# `timeout` and schedulers send SIGTERM; a closed terminal or a dropped ssh session, SIGHUP
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 _watching = threading.Event()
 _job: dict[str, str] = {}  # the run this worker's job is recording, and the store it is in
@@ -52,6 +58,19 @@ def end_with_the_sweep() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="loclab-sweep-watch", daemon=True).start()
+
+
+def on_stop_signals(handler: Callable[[int, FrameType | None], None]) -> tuple[signal.Signals, ...]:
+    """`handler` for each of STOP_SIGNALS whose handler is still the default, on the main thread only
+    (Python sets handlers nowhere else). A handler set already is kept: a sweep's main process closes
+    the jobs it runs itself, and `nohup` ignores SIGHUP so that the process runs on. Returns the
+    signals now handled."""
+    if threading.current_thread() is not threading.main_thread():
+        return ()
+    handled = tuple(s for s in STOP_SIGNALS if signal.getsignal(s) is signal.SIG_DFL)
+    for signum in handled:
+        signal.signal(signum, handler)
+    return handled
 
 
 def mark_killed(client: MlflowClient, run_id: str, reason: str) -> None:

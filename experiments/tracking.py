@@ -9,7 +9,6 @@ import re
 import signal
 import socket
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +23,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.metric_keys import metric_key
-from experiments.sweep_worker import PARENT_TAG, mark_killed, mark_sweep_main
+from experiments.sweep_worker import PARENT_TAG, mark_killed, mark_sweep_main, on_stop_signals
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact, redact_logging, redact_std_streams, redact_value
 from locator.system_one.cache import DecisionCache
@@ -280,13 +279,14 @@ class SweepParentRun(Callback):
     A sweep whose parent was left KILLED (stopped) or RUNNING by a dead process is resumed by the
     same command: the parent is reopened, and jobs that already FINISHED under it are not run again
     (`experiments.run`), so every configuration has exactly one finished job run.
-    Hydra skips on_multirun_end when a job raised, so an exit hook closes the run then; SIGTERM is
-    turned into a normal exit so that the hook also runs when the sweep is stopped (KILLED).
+    Hydra skips on_multirun_end when a job raised, so an exit hook closes the run then; SIGTERM and
+    SIGHUP are turned into a normal exit so that the hook also runs when the sweep is stopped (KILLED).
     """
 
     def __init__(self) -> None:
         self.run_id: str | None = None
         self.stopped: int | None = None  # the signal that stopped the sweep
+        self.handled: tuple[signal.Signals, ...] = ()
         self.experiment = ""
         self.ui_command = self.ui_address = ""
         self.swept: list[str] = []
@@ -341,11 +341,12 @@ class SweepParentRun(Callback):
         os.environ[SWEPT_ENV] = ",".join(self.swept)
         self.ui_command, self.ui_address = ui_command(config.tracking), ui_address(config.tracking)
         atexit.register(self._close, aborted=True)
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, self._stop)
+        self.handled = on_stop_signals(self._stop)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         atexit.unregister(self._close)
+        for signum in self.handled:  # so that a later sweep in this process stops as itself
+            signal.signal(signum, signal.SIG_DFL)
         self._close(aborted=False)
         if self.stopped is not None:
             # the handler's SystemExit can land inside a finalizer, where Python prints and drops it,

@@ -149,3 +149,47 @@ def test_logged_means_are_rounded_as_the_ui_shows_them():
     assert logged_value(4 / 13) == 0.3077 and logged_value(92585.5) == 92585.5
     low, high = json.loads(ci_tag({"line_recall": (1 / 3, 2 / 3)}))["line_recall"]
     assert (low, high) == (0.3333, 0.6667) and low <= logged_value(1 / 3)  # a mean stays within its bounds
+
+
+def test_stop_signals_are_handled_where_nothing_else_handles_them():
+    # a job run under `nohup` ignores SIGHUP so that it runs on after its terminal closes: kept so
+    import signal
+
+    from experiments.sweep_worker import STOP_SIGNALS, on_stop_signals
+
+    def handler(signum, frame):
+        raise AssertionError("not sent")
+
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    try:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_DFL)
+        assert on_stop_signals(handler) == (signal.SIGTERM, signal.SIGHUP)
+        assert all(signal.getsignal(s) is handler for s in STOP_SIGNALS)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        assert on_stop_signals(handler) == (signal.SIGTERM,)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        for signum, previous in before.items():
+            signal.signal(signum, previous)
+
+
+def test_a_finished_sweep_gives_its_stop_signals_back():
+    # else a second sweep in the same process (a notebook, a test) would be stopped as the first
+    import signal
+
+    from experiments.sweep_worker import STOP_SIGNALS, on_stop_signals
+    from experiments.tracking import SweepParentRun
+
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    try:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_DFL)
+        parent = SweepParentRun()
+        parent.handled = on_stop_signals(parent._stop)
+        parent.on_multirun_end(config=None)
+        assert all(signal.getsignal(s) is signal.SIG_DFL for s in STOP_SIGNALS)
+    finally:
+        for signum, previous in before.items():
+            signal.signal(signum, previous)

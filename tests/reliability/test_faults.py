@@ -99,6 +99,29 @@ def test_a_job_stopped_with_sigterm_ends_its_run_killed_at_once(ws, tmp_path):
     assert not ws.runs(filter_string="attributes.status = 'RUNNING'")
 
 
+def test_a_job_whose_terminal_closed_ends_its_run_killed(ws):
+    """SIGHUP, as a closed terminal or a dropped ssh session sends it, closes the job's run as SIGTERM
+    does, not left RUNNING until the next job on the host notices."""
+    import signal
+    import subprocess
+    import sys
+
+    from experiments.paths import PROJECT_ROOT
+
+    ws.create_store()
+    job = (f"import os, signal, time, mlflow\nfrom experiments import run\n"
+           f"mlflow.set_tracking_uri('sqlite:///{ws.db}')\nmlflow.set_experiment('loclab-demo')\n"
+           "with mlflow.start_run() as active:\n"
+           "    run._killed_on_stop_signals(active.info.run_id)\n"
+           "    os.kill(os.getpid(), signal.SIGHUP)\n"
+           "    time.sleep(60)\n")
+    proc = subprocess.run([sys.executable, "-c", job], cwd=PROJECT_ROOT, env=ws.env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 128 + signal.SIGHUP, proc.stderr[-3000:]
+    [run] = ws.runs()
+    assert run.info.status == "KILLED" and run.data.tags["loclab.error"] == "stopped by SIGHUP; a rerun resumes it"
+
+
 def test_a_hash_mismatch_fails_that_task_closed_and_the_job_goes_on(ws, tmp_path):
     manifest = tampered_manifest(tmp_path, tamper={"bad"})
     proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={manifest}")

@@ -5,9 +5,11 @@ One row per finished job (the latest per arm, backend and task set): the arm (lo
 changed `max_prompt_tokens`), which backend decided (the job's `loclab.decided_by`, with the model's
 dtype), tasks, repositories, file Acc@1/5, line recall/precision, calls, input tokens, the StopTask
 rate (tasks a model_stop ended, where the arm can stop a task), the StopFile rate (files the model
-stopped), the mean wall per task (a job with repeats counts each task's repeats as tasks) and the share
-of calls the decision cache answered (`cached`: a cached answer costs no model time, so a job that
-reused earlier answers has a wall per task below what the model takes afresh). `--tasks`
+stopped), the mean wall per task (a job with repeats counts each task's repeats as tasks), the job's
+process CPU time per task (`CPU s/task`: every thread's, model loading included; a job paused on a
+busy machine gains wall time, not CPU time) and the share of calls the decision cache answered
+(`cached`: a cached answer costs no model time, so a job that reused earlier answers has a wall and a
+CPU time per task below what the model takes afresh). `--tasks`
 keeps the jobs run on exactly those tasks, `--split` those run on one split (the SWE-bench Lite PyPI
 subset's dev or test: `--experiment loclab-swebench_lite_pypi`). Filters no finished job matches are an
 error naming the task sets and splits the store has (exit 2), never an empty table.
@@ -25,7 +27,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
 COLUMNS = ("arm", "backend", "tasks", "Acc@1", "Acc@5", "line R", "line P", "calls", "in tok", "StopTask", "StopFile",
-           "s/task", "cached")
+           "s/task", "CPU s/task", "cached")
 # the arm is named with its max_prompt_tokens only where a job changed it from the backend's YAML default
 DEFAULT_MAX_PROMPT_TOKENS = str(OmegaConf.load(Path(__file__).resolve().parents[1] / "conf/system_one/local_llm.yaml")
                                 .backend.max_prompt_tokens)
@@ -66,6 +68,8 @@ def _row(run) -> list[str]:
             get("1 quality/file_acc_all_at_5", ".3f"), get("1 quality/line_recall", ".3f"),
             get("1 quality/line_precision", ".4f"), get("2 cost/model_calls", ".1f"), get("2 cost/input_tokens", ",.0f"),
             stop_task, stop_file, f"{m['2 cost/elapsed_ms'] / 1000:.1f}" if "2 cost/elapsed_ms" in m else "—",
+            f"{m['7 harness/job_cpu_s'] / m['6 tasks/total']:.1f}" if "7 harness/job_cpu_s" in m and m.get("6 tasks/total")
+            else "—",
             f"{m['2 cost/cache_hits'] / m['2 cost/model_calls']:.2f}" if m.get("2 cost/model_calls") and "2 cost/cache_hits" in m else "—"]
 
 

@@ -192,7 +192,7 @@ def process_measures() -> dict[str, float]:
 
 
 def run_job(cfg: DictConfig, stage: Stage) -> None:
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     tune_gc()
     end_with_the_sweep()
     localize_missing = stage is Stage.LOCALIZE
@@ -245,7 +245,7 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
             mlflow.log_params(flatten(cfg, PARAM_GROUPS))
             if setup_error is not None:
                 raise setup_error
-            _run(cfg, job, manifest, rows, locator_name, stage, localize_missing, started)
+            _run(cfg, job, manifest, rows, locator_name, stage, localize_missing, started, cpu_started)
         except BaseException as exc:
             mlflow.set_tag("loclab.error", redact(f"{type(exc).__name__}: {exc}")[:4000])
             mlflow.log_text(redact(traceback.format_exc()), "error.txt")
@@ -278,9 +278,11 @@ def _killed_on_stop_signals(run_id: str) -> tuple[signal.Signals, ...]:
 
 
 def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: Stage, localize_missing: bool,
-         started: float) -> None:
+         started: float, cpu_started: float) -> None:
     """The job's body. Its wall time is logged by harness stage (`7 harness/…_s`: setup, each task
-    stage summed over tasks, logging), so loclab's own overhead is measured on every run."""
+    stage summed over tasks, logging), so loclab's own overhead is measured on every run. Beside it
+    the process's CPU time over the job (`job_cpu_s`, every thread's, an embedded model's included):
+    a job paused (SIGSTOP, a busy shared machine) gains wall time, not CPU time."""
     collections_before = _gc_collections()
     mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
                      "loclab.decided_by": decided_by(job) or "no model (the locator asks no System One)",
@@ -350,7 +352,8 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     finished = time.perf_counter()
     harness = {f"{stage}_s": sum(o.seconds.get(stage.value, 0.0) for o in outcomes) for stage in HarnessStage}
     harness |= {"setup_s": tasks_started - started, "tasks_wall_s": tasks_done - tasks_started,
-                "log_s": finished - tasks_done, "job_s": finished - started}
+                "log_s": finished - tasks_done, "job_s": finished - started,
+                "job_cpu_s": time.process_time() - cpu_started}
     harness["overhead_fraction"] = overhead_fraction(harness)
     harness["gc_collections"] = _gc_collections() - collections_before  # see GC_THRESHOLDS
     harness |= process_measures()

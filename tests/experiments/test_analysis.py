@@ -330,7 +330,9 @@ def test_model_arms_tables_each_arm_and_backend_from_the_store(store):
     assert two_phase[4] == f"{job.data.metrics['1 quality/file_acc_all_at_5']:.3f}"
     assert two_phase[8] == f"{job.data.metrics['2 cost/input_tokens']:,.0f}"
     hits, calls = job.data.metrics["2 cost/cache_hits"], job.data.metrics["2 cost/model_calls"]
-    assert 0 < hits < calls and two_phase[12] == f"{hits / calls:.2f}"  # the repeats' shared decisions, cached
+    assert 0 < hits < calls and two_phase[13] == f"{hits / calls:.2f}"  # the repeats' shared decisions, cached
+    cpu = job.data.metrics["7 harness/job_cpu_s"]
+    assert cpu > 0 and two_phase[12] == f"{cpu / 8:.1f}"  # the job's CPU time over its 8 tasks
     assert ("bm25", "no model (the locator asks no System One)") in rows  # the job's own loclab.decided_by
     unmatched = model_arms("--split", "dev")  # every job here ran on both splits: an error, not an empty table
     assert unmatched.returncode == 2 and unmatched.stdout == ""

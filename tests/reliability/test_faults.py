@@ -190,6 +190,9 @@ def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothi
     assert parent.info.status == "FINISHED" and parent.data.metrics["8 sweep/jobs_total"] == 2
     finished = [j for j in ws.jobs() if j.info.status == "FINISHED"]
     assert sorted(j.data.params["locator.reader.schedule.batch_size"] for j in finished) == ["2", "4"]  # one per config
+    # waiting on System One's half-second answers is wall time, not the job's CPU time
+    assert all(0 < j.data.metrics["7 harness/job_cpu_s"] < j.data.metrics["7 harness/job_s"] / 2 for j in finished), \
+        [(j.data.metrics["7 harness/job_cpu_s"], j.data.metrics["7 harness/job_s"]) for j in finished]
     killed = [j for j in ws.jobs() if j.info.status == "KILLED"]
     assert len(killed) == 1 and all(j.data.tags["mlflow.parentRunId"] == parent.info.run_id for j in ws.jobs())
     assert not ws.runs(filter_string="attributes.status = 'RUNNING'")

@@ -60,14 +60,17 @@ def end_with_the_sweep() -> None:
     threading.Thread(target=watch, name="loclab-sweep-watch", daemon=True).start()
 
 
-def on_stop_signals(handler: Callable[[int, FrameType | None], None]) -> tuple[signal.Signals, ...]:
-    """`handler` for each of STOP_SIGNALS whose handler is still the default, on the main thread only
-    (Python sets handlers nowhere else). A handler set already is kept: a sweep's main process closes
-    the jobs it runs itself, and `nohup` ignores SIGHUP so that the process runs on. Returns the
-    signals now handled."""
+def on_stop_signals(handler: Callable[[int, FrameType | None], None], *,
+                    keep_set: bool = True) -> tuple[signal.Signals, ...]:
+    """`handler` for each of STOP_SIGNALS, on the main thread only (Python sets handlers nowhere
+    else). An ignored signal stays ignored: `nohup` ignores SIGHUP so that the process runs on. With
+    `keep_set`, so does any other handler set already (a job in a sweep's main process: the sweep's
+    handler closes it); a sweep takes over from one (a sweep before it in the same process that
+    ended without giving its handlers back). Returns the signals now handled."""
     if threading.current_thread() is not threading.main_thread():
         return ()
-    handled = tuple(s for s in STOP_SIGNALS if signal.getsignal(s) is signal.SIG_DFL)
+    handled = tuple(s for s in STOP_SIGNALS if signal.getsignal(s) is signal.SIG_DFL
+                    or not keep_set and signal.getsignal(s) is not signal.SIG_IGN)
     for signum in handled:
         signal.signal(signum, handler)
     return handled

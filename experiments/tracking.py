@@ -341,7 +341,7 @@ class SweepParentRun(Callback):
         os.environ[SWEPT_ENV] = ",".join(self.swept)
         self.ui_command, self.ui_address = ui_command(config.tracking), ui_address(config.tracking)
         atexit.register(self._close, aborted=True)
-        self.handled = on_stop_signals(self._stop)
+        self.handled = on_stop_signals(self._stop, keep_set=False)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         atexit.unregister(self._close)

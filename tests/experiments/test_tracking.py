@@ -170,6 +170,14 @@ def test_stop_signals_are_handled_where_nothing_else_handles_them():
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         assert on_stop_signals(handler) == (signal.SIGTERM,)
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+
+        def other(signum, frame):
+            raise AssertionError("not sent")
+
+        signal.signal(signal.SIGTERM, other)  # a job in a sweep's main process keeps the sweep's handler
+        assert on_stop_signals(handler) == ()
+        assert on_stop_signals(handler, keep_set=False) == (signal.SIGTERM,)  # a sweep takes over
+        assert signal.getsignal(signal.SIGTERM) is handler and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
     finally:
         for signum, previous in before.items():
             signal.signal(signum, previous)

@@ -345,9 +345,9 @@ class SweepParentRun(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         atexit.unregister(self._close)
-        for signum in self.handled:  # so that a later sweep in this process stops as itself
-            signal.signal(signum, signal.SIG_DFL)
         self._close(aborted=False)
+        for signum in self.handled:  # after the close, which a stop may still interrupt
+            signal.signal(signum, signal.SIG_DFL)
         if self.stopped is not None:
             # the handler's SystemExit can land inside a finalizer, where Python prints and drops it,
             # and the sweep then runs to its end: a stopped sweep still exits as stopped

@@ -6,8 +6,8 @@ changed `max_prompt_tokens`), which backend decided (the job's `loclab.decided_b
 dtype), tasks, repositories, file Acc@1/5, line recall/precision, calls, input tokens, the StopTask
 rate (tasks a model_stop ended, where the arm can stop a task), the StopFile rate (files the model
 stopped), the mean wall per task (a job with repeats counts each task's repeats as tasks), the job's
-process CPU time per task (`CPU s/task`: every thread's, model loading included; a job paused on a
-busy machine gains wall time, not CPU time) and the share of calls the decision cache answered
+process CPU time per task it localized (`CPU s/task`: every thread's, model loading included; a job
+paused on a busy machine gains wall time, not CPU time; — where every result was reused) and the share of calls the decision cache answered
 (`cached`: a cached answer costs no model time, so a job that reused earlier answers has a wall and a
 CPU time per task below what the model takes afresh). `--tasks`
 keeps the jobs run on exactly those tasks, `--split` those run on one split (the SWE-bench Lite PyPI
@@ -68,9 +68,15 @@ def _row(run) -> list[str]:
             get("1 quality/file_acc_all_at_5", ".3f"), get("1 quality/line_recall", ".3f"),
             get("1 quality/line_precision", ".4f"), get("2 cost/model_calls", ".1f"), get("2 cost/input_tokens", ",.0f"),
             stop_task, stop_file, f"{m['2 cost/elapsed_ms'] / 1000:.1f}" if "2 cost/elapsed_ms" in m else "—",
-            f"{m['7 harness/job_cpu_s'] / m['6 tasks/total']:.1f}" if "7 harness/job_cpu_s" in m and m.get("6 tasks/total")
-            else "—",
+            _cpu_per_task(m),
             f"{m['2 cost/cache_hits'] / m['2 cost/model_calls']:.2f}" if m.get("2 cost/model_calls") and "2 cost/cache_hits" in m else "—"]
+
+
+def _cpu_per_task(m: dict[str, float]) -> str:
+    """The job's CPU time over the tasks it localized: a reused result cost this job nothing, so a job
+    that reused every result has no CPU time per task to show (its s/task is the original's)."""
+    localized = m.get("6 tasks/total", 0.0) - m.get("6 tasks/reused", 0.0)
+    return f"{m['7 harness/job_cpu_s'] / localized:.1f}" if "7 harness/job_cpu_s" in m and localized > 0 else "—"
 
 
 def main() -> int:

@@ -358,3 +358,13 @@ def test_model_arms_names_a_max_prompt_tokens_only_where_a_job_changed_it_from_t
 
     assert model_arms._arm(job(default)) == "two_phase"
     assert model_arms._arm(job(2 * default)) == f"two_phase (max_prompt_tokens={2 * default})"
+
+
+def test_model_arms_divides_cpu_time_by_the_tasks_the_job_localized():
+    spec = importlib.util.spec_from_file_location("model_arms", Path(__file__).resolve().parents[2] / "benchmarks/model_arms.py")
+    model_arms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model_arms)
+    job = {"7 harness/job_cpu_s": 30.0, "7 harness/job_s": 90.0, "6 tasks/total": 8, "6 tasks/reused": 2}
+    assert model_arms._cpu_per_task(job) == "5.0"  # CPU time, not the wall, over the 6 tasks localized
+    assert model_arms._cpu_per_task({"7 harness/job_cpu_s": 3.0, "6 tasks/total": 7, "6 tasks/reused": 7}) == "—"
+    assert model_arms._cpu_per_task({"6 tasks/total": 7}) == "—"  # a job from before the metric

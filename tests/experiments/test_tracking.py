@@ -151,7 +151,22 @@ def test_logged_means_are_rounded_as_the_ui_shows_them():
     assert (low, high) == (0.3333, 0.6667) and low <= logged_value(1 / 3)  # a mean stays within its bounds
 
 
-def test_stop_signals_are_handled_where_nothing_else_handles_them():
+@pytest.fixture
+def default_stop_signals():
+    """SIGTERM and SIGHUP at their defaults for the test, and pytest's own handlers back after it."""
+    import signal
+
+    from experiments.sweep_worker import STOP_SIGNALS
+
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+    yield
+    for signum, previous in before.items():
+        signal.signal(signum, previous)
+
+
+def test_stop_signals_are_handled_where_nothing_else_handles_them(default_stop_signals):
     # a job run under `nohup` ignores SIGHUP so that it runs on after its terminal closes: kept so
     import signal
 
@@ -160,44 +175,30 @@ def test_stop_signals_are_handled_where_nothing_else_handles_them():
     def handler(signum, frame):
         raise AssertionError("not sent")
 
-    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-    try:
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, signal.SIG_DFL)
-        assert on_stop_signals(handler) == (signal.SIGTERM, signal.SIGHUP)
-        assert all(signal.getsignal(s) is handler for s in STOP_SIGNALS)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        assert on_stop_signals(handler) == (signal.SIGTERM,)
-        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    assert on_stop_signals(handler) == (signal.SIGTERM, signal.SIGHUP)
+    assert all(signal.getsignal(s) is handler for s in STOP_SIGNALS)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    assert on_stop_signals(handler) == (signal.SIGTERM,)
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
 
-        def other(signum, frame):
-            raise AssertionError("not sent")
+    def other(signum, frame):
+        raise AssertionError("not sent")
 
-        signal.signal(signal.SIGTERM, other)  # a job in a sweep's main process keeps the sweep's handler
-        assert on_stop_signals(handler) == ()
-        assert on_stop_signals(handler, keep_set=False) == (signal.SIGTERM,)  # a sweep takes over
-        assert signal.getsignal(signal.SIGTERM) is handler and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
-    finally:
-        for signum, previous in before.items():
-            signal.signal(signum, previous)
+    signal.signal(signal.SIGTERM, other)  # a job in a sweep's main process keeps the sweep's handler
+    assert on_stop_signals(handler) == ()
+    assert on_stop_signals(handler, keep_set=False) == (signal.SIGTERM,)  # a sweep takes over
+    assert signal.getsignal(signal.SIGTERM) is handler and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
 
 
-def test_a_finished_sweep_gives_its_stop_signals_back():
+def test_a_finished_sweep_gives_its_stop_signals_back(default_stop_signals):
     # else a second sweep in the same process (a notebook, a test) would be stopped as the first
     import signal
 
     from experiments.sweep_worker import STOP_SIGNALS, on_stop_signals
     from experiments.tracking import SweepParentRun
 
-    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-    try:
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, signal.SIG_DFL)
-        parent = SweepParentRun()
-        parent.handled = on_stop_signals(parent._stop)
-        parent.on_multirun_end(config=None)
-        assert all(signal.getsignal(s) is signal.SIG_DFL for s in STOP_SIGNALS)
-    finally:
-        for signum, previous in before.items():
-            signal.signal(signum, previous)
+    parent = SweepParentRun()
+    parent.handled = on_stop_signals(parent._stop)
+    parent.on_multirun_end(config=None)
+    assert all(signal.getsignal(s) is signal.SIG_DFL for s in STOP_SIGNALS)

@@ -45,7 +45,7 @@ def main() -> None:
     long = " ".join(f"def helper_{n}(value): return value * {n}" for n in range(110))
     ids = tokenizer.encode(long, add_special_tokens=False)[:1000]
     backend.next_token_logits(ids[:32])  # warm-up: the first forward allocates
-    backend._cached = None
+    backend._prefixes.clear()  # encoded from scratch
     started = time.perf_counter()
     backend.next_token_logits(ids)
     seconds = time.perf_counter() - started
@@ -63,7 +63,8 @@ def main() -> None:
         prompt = backend.stats["prompt_tokens"] - before["prompt_tokens"]
         encoded = backend.stats["encoded_tokens"] - before["encoded_tokens"]
         print(f"request ({label}): 8 noul in {seconds:.2f} s; {prompt} prompt tokens, {encoded} encoded "
-              f"({1 - encoded / prompt:.0%} from the prefix cache); usage {response.usage.input_tokens} in")
+              f"({1 - encoded / prompt:.0%} from the prefix cache); usage {response.usage.input_tokens} in, "
+              f"{response.usage.cached_input_tokens} of them cached")
 
 
     messages = [{"role": "user", "content": f"{TASK}\nList five function names that might hold the cause."}]

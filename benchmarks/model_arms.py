@@ -9,7 +9,8 @@ stopped), the mean wall per task (a job with repeats counts each task's repeats 
 process CPU time per task it localized (`CPU s/task`: every thread's, model loading included; a job
 paused on a busy machine gains wall time, not CPU time; — where every result was reused) and the share of calls the decision cache answered
 (`cached`: a cached answer costs no model time, so a job that reused earlier answers has a wall and a
-CPU time per task below what the model takes afresh). `--tasks`
+CPU time per task below what the model takes afresh), and the share of the input tokens that reached
+the backend which its prefix cache held (`prefix reuse`: not encoded; jobs from before the metric, —). `--tasks`
 keeps the jobs run on exactly those tasks, `--split` those run on one split (the SWE-bench Lite PyPI
 subset's dev or test: `--experiment loclab-swebench_lite_pypi`). Filters no finished job matches are an
 error naming the task sets and splits the store has (exit 2), never an empty table.
@@ -27,10 +28,12 @@ from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
 COLUMNS = ("arm", "backend", "tasks", "Acc@1", "Acc@5", "line R", "line P", "calls", "in tok", "StopTask", "StopFile",
-           "s/task", "CPU s/task", "cached")
-# the arm is named with its max_prompt_tokens only where a job changed it from the backend's YAML default
-DEFAULT_MAX_PROMPT_TOKENS = str(OmegaConf.load(Path(__file__).resolve().parents[1] / "conf/system_one/local_llm.yaml")
-                                .backend.max_prompt_tokens)
+           "s/task", "CPU s/task", "cached", "prefix reuse")
+_LOCAL_LLM = OmegaConf.load(Path(__file__).resolve().parents[1] / "conf/system_one/local_llm.yaml").backend
+# the arm is named with a local_llm setting only where a job changed it from the backend's YAML default; a
+# job from before a setting existed ran as its value then (one prefix cache)
+NAMED_SETTINGS = {"max_prompt_tokens": (str(_LOCAL_LLM.max_prompt_tokens), None),
+                  "prefix_cache_slots": (str(_LOCAL_LLM.prefix_cache_slots), "1")}
 
 
 def _arm(run) -> str:
@@ -38,9 +41,13 @@ def _arm(run) -> str:
     arm = run.data.tags.get("loclab.locator", "?")
     if params.get("locator.reader.schedule._target_", "").endswith("GlobalSchedule"):
         arm += " global"
-    if params.get("system_one.backend.max_prompt_tokens") not in (None, DEFAULT_MAX_PROMPT_TOKENS, "None") and "local_llm" in \
-            params.get("system_one.backend._target_", ""):
-        arm += f" (max_prompt_tokens={params['system_one.backend.max_prompt_tokens']})"
+    if "local_llm" in params.get("system_one.backend._target_", ""):
+        changed = []
+        for setting, (default, before) in NAMED_SETTINGS.items():
+            value = params.get(f"system_one.backend.{setting}", before)
+            if value not in (None, "None", default):
+                changed.append(f"{setting}={value}")
+        arm += f" ({', '.join(changed)})" if changed else ""
     if params.get("repeats") not in (None, "1"):
         arm += f", {params['repeats']} sampled repeats"
     return arm
@@ -69,7 +76,14 @@ def _row(run) -> list[str]:
             get("1 quality/line_precision", ".4f"), get("2 cost/model_calls", ".1f"), get("2 cost/input_tokens", ",.0f"),
             stop_task, stop_file, f"{m['2 cost/elapsed_ms'] / 1000:.1f}" if "2 cost/elapsed_ms" in m else "—",
             _cpu_per_task(m),
-            f"{m['2 cost/cache_hits'] / m['2 cost/model_calls']:.2f}" if m.get("2 cost/model_calls") and "2 cost/cache_hits" in m else "—"]
+            f"{m['2 cost/cache_hits'] / m['2 cost/model_calls']:.2f}" if m.get("2 cost/model_calls") and "2 cost/cache_hits" in m else "—",
+            _prefix_reuse(m)]
+
+
+def _prefix_reuse(m: dict[str, float]) -> str:
+    """Of the input tokens that reached the backend, the share its prefix cache held (not encoded)."""
+    cached, sent = m.get("2 cost/physical_cached_input_tokens"), m.get("2 cost/physical_input_tokens")
+    return f"{cached / sent:.2f}" if cached is not None and sent else "—"
 
 
 def _cpu_per_task(m: dict[str, float]) -> str:

@@ -128,6 +128,8 @@ class PhysicalCost(Record):
 
     model_calls: int | None = None
     tokens: Tokens = Field(default_factory=Tokens)
+    cached_input_tokens: int | None = Field(default=None, description="of tokens.input, those the backend's prefix "
+                                                                      "(key/value) cache held, so not encoded")
     cache_hits: int | None = None
     cache_misses: int | None = None
     retries: int | None = None

@@ -50,6 +50,7 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
             physical=PhysicalCost(
                 model_calls=usage.physical_calls,
                 tokens=Tokens(input=usage.physical_input_tokens, output=usage.physical_output_tokens),
+                cached_input_tokens=usage.physical_cached_input_tokens,
                 cache_hits=usage.cache_hits,
                 cache_misses=usage.cache_misses,
                 retries=usage.retries,

@@ -67,6 +67,10 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("output_tokens", c, "logical output tokens (o200k_base)"),
         MetricSpec("physical_input_tokens", c, "input tokens that reached a backend"),
         MetricSpec("physical_output_tokens", c, "output tokens that reached a backend"),
+        MetricSpec("physical_cached_input_tokens", c, "of the input tokens that reached a backend, those its prefix "
+                                                      "(key/value) cache held, so not encoded: local_llm's own count, "
+                                                      "an endpoint's prompt_tokens_details.cached_tokens, 0 where a "
+                                                      "backend does not say"),
         MetricSpec("cache_hits", c, "requests answered by the decision cache"),
         MetricSpec("cache_misses", c, "requests the decision cache passed to the backend"),
         MetricSpec("retries", c, "transient failures retried by a remote backend"),

@@ -32,6 +32,7 @@ class UsageTotals:
     physical_calls: int = 0
     physical_input_tokens: int = 0
     physical_output_tokens: int = 0
+    physical_cached_input_tokens: int = 0  # of the physical input, what the backend's prefix cache held
     cache_hits: int = 0
     cache_misses: int = 0
     retries: int = 0
@@ -139,6 +140,7 @@ class SystemOne:
     def _add_physical(self, usage: Usage, wall_ms: float) -> None:
         """A call that reached the backend: logical and physical both."""
         self._add(UsageTotals(1, usage.input_tokens, usage.output_tokens, 1, usage.input_tokens, usage.output_tokens,
+                              physical_cached_input_tokens=usage.cached_input_tokens,
                               cache_misses=1 if self.cache is not None else 0, model_wall_time_ms=wall_ms))
 
     def _ask(self, state: dict[str, Any], questions: dict[str, Question]) -> Response:

@@ -14,8 +14,9 @@ spellings in the vocabulary (`true`, `True`, ` true`, …); choice = the distrib
 letters, averaged over the options listed as given and reversed (`choice_orders`: a small model
 prefers the first letter); score = over the level digits; `temperature` divides the label logits
 (1: the model's own distribution). All questions of a request — and consecutive requests of one task — share their
-tokens up to where they differ (the system prompt and the task text): the key/value cache of the
-longest common prefix with the previous prompt is kept and only the rest is encoded.
+tokens up to where they differ (the system prompt and the task text): the key/value caches of the last
+`prefix_cache_slots` prompts are kept (`prefix_cache`), and a prompt encodes only what follows the
+longest prefix one of them shares; the tokens it did not encode are its usage's `cached_input_tokens`.
 
 A prompt longer than `max_prompt_tokens` has the middle of its item content cut (the head and
 tail kept, a marker saying how many tokens were cut) and is counted (`truncated_prompts` in the
@@ -36,6 +37,7 @@ from typing import Any
 from locator.files import write_atomically
 from locator.system_one.events import notify
 from locator.system_one.lexical import MissingTaskTextError
+from locator.system_one.prefix_cache import PrefixCache
 from locator.system_one.prompting import Prompts, answer_question, check_choice_orders
 from locator.system_one.wire import Answer, Generation, GenerationRequest, Question, Request, Response, Usage
 
@@ -46,6 +48,12 @@ _MODELS_LOCK = threading.Lock()
 
 class LocalModelError(RuntimeError):
     """The local model cannot answer as configured: missing extra or file, wrong hash, bad labels."""
+
+
+def _new_kv_cache():
+    from transformers import DynamicCache
+
+    return DynamicCache()
 
 
 def install_command(extra: str) -> str:
@@ -117,7 +125,8 @@ def runtime_versions() -> str:
 
 class LocalLLMBackend:
     def __init__(self, *, model: str, extra: str, packages: list[str], sha256: str, cache_dir: str, device: str, threads: int,
-                 dtype: str, max_prompt_tokens: int, temperature: float, choice_orders: int, prompts: dict[str, str]):
+                 dtype: str, max_prompt_tokens: int, temperature: float, choice_orders: int, prefix_cache_slots: int,
+                 prompts: dict[str, str]):
         if dtype not in DTYPES:
             raise LocalModelError(f"system_one.backend.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         if temperature <= 0:
@@ -141,7 +150,10 @@ class LocalLLMBackend:
         self.prompts = Prompts(**prompts)
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None
-        self._cached: tuple[list[int], Any] | None = None  # the last prompt's tokens and their key/value cache
+        try:
+            self._prefixes = PrefixCache(prefix_cache_slots, _new_kv_cache)
+        except ValueError as exc:
+            raise LocalModelError(str(exc)) from None
         self.stats = {"prompt_tokens": 0, "encoded_tokens": 0, "truncated_prompts": 0}
 
     @property
@@ -149,7 +161,7 @@ class LocalLLMBackend:
         prompts = hashlib.sha256(json.dumps(self.prompts.__dict__, sort_keys=True).encode()).hexdigest()[:16]
         return (f"local_llm:{self.model}:sha256={self.sha256[:16]}:runtime={runtime_versions()}:prompts={prompts}"
                 f":dtype={self.dtype}:temperature={self.temperature}:max_prompt_tokens={self.max_prompt_tokens}"
-                f":choice_orders={self.choice_orders}")
+                f":choice_orders={self.choice_orders}:prefix_cache_slots={self._prefixes.slots}")
 
     # --- loading -------------------------------------------------------------------------------------
 
@@ -239,28 +251,17 @@ class LocalLLMBackend:
     # --- the model -------------------------------------------------------------------------------------
 
     def next_token_logits(self, ids: list[int]):
-        """Logits of the token after `ids`, encoding only what the cached prefix does not hold."""
+        """Logits of the token after `ids`, and how many of its tokens a cached prefix held (not encoded)."""
         import torch
-        from transformers import DynamicCache
 
         _, model = self._load()
-        cached_ids, cache = self._cached or ([], None)
-        shared = 0
-        for a, b in zip(cached_ids, ids):
-            if a != b:
-                break
-            shared += 1
-        shared = min(shared, len(ids) - 1)  # at least the last token is encoded: its logits are the answer
-        if cache is None or shared == 0:
-            cache, shared = DynamicCache(), 0
-        elif shared < len(cached_ids):
-            cache.crop(shared - len(cached_ids))  # drop what differs; keep the shared prefix
+        shared, cache = self._prefixes.take(ids)
         with torch.no_grad():
             out = model(torch.tensor([ids[shared:]], device=self.device), cache=cache, use_cache=True)
-        self._cached = (ids, cache)  # the cache object holds the new tokens too
+        self._prefixes.put(ids, cache)  # the cache object holds the new tokens too
         self.stats["prompt_tokens"] += len(ids)
         self.stats["encoded_tokens"] += len(ids) - shared
-        return out.logits[0, -1].float()
+        return out.logits[0, -1].float(), shared
 
     def _distribution(self, logits, groups: list[list[int]]) -> list[float]:
         import torch
@@ -272,19 +273,20 @@ class LocalLLMBackend:
         total = sum(weights)
         return [w / total for w in weights]
 
-    def _read(self, tokenizer, task: str, question: Question, order: list[str] | None = None) -> tuple[list[float], int]:
-        """The label distribution after one rendering of the question, and its prompt tokens."""
+    def _read(self, tokenizer, task: str, question: Question, order: list[str] | None = None) -> tuple[list[float], Usage]:
+        """The label distribution after one rendering of the question, and that reading's usage."""
         ids, labels, truncated = self._tokens(tokenizer, task, question, order)
         if truncated:
             self.stats["truncated_prompts"] += 1
             notify("truncated_prompt", tokens=len(ids), limit=self.max_prompt_tokens)
-        logits = self.next_token_logits(ids)
+        logits, cached = self.next_token_logits(ids)
+        usage = Usage(input_tokens=len(ids), output_tokens=1, cached_input_tokens=cached)  # one next token read
         if question.type == "noul":
-            return self._distribution(logits, [self._label_ids["true"], self._label_ids["false"]]), len(ids)
+            return self._distribution(logits, [self._label_ids["true"], self._label_ids["false"]]), usage
         setting = "choice" if question.type == "choice" else "score"
-        return self._distribution(logits, [[self._single_token(tokenizer, label, setting)] for label in labels]), len(ids)
+        return self._distribution(logits, [[self._single_token(tokenizer, label, setting)] for label in labels]), usage
 
-    def _answer_one(self, task: str, question: Question) -> tuple[Answer, int]:
+    def _answer_one(self, task: str, question: Question) -> tuple[Answer, Usage]:
         tokenizer, _ = self._load()
         return answer_question(question, lambda q, order: self._read(tokenizer, task, q, order), self.choice_orders)
 
@@ -295,8 +297,7 @@ class LocalLLMBackend:
         with self._lock:  # one model, one cache: questions are answered in order
             results = {key: self._answer_one(task, q) for key, q in request.questions.items()}
         # one next token read per rendering: a choice asked in two orders is two
-        readings = sum(self.choice_orders if q.type == "choice" else 1 for q in request.questions.values())
-        usage = Usage(input_tokens=sum(n for _, n in results.values()), output_tokens=readings)
+        usage = sum((usage for _, usage in results.values()), Usage(input_tokens=0, output_tokens=0))
         return Response(model=self.model, answers={k: a for k, (a, _) in results.items()}, usage=usage)
 
     def generate(self, request: GenerationRequest) -> Generation:

@@ -60,6 +60,17 @@ def _top_logprobs(body: dict[str, Any], requested: int) -> TopLogprobs:
     return TopLogprobs(mass=mass, truncated=len(candidates) >= requested)
 
 
+def _usage(body: dict[str, Any], output_tokens: int) -> Usage:
+    """A completion's usage: its prompt tokens and, where the server says (OpenAI, llama.cpp's server:
+    `prompt_tokens_details.cached_tokens`), those its prefix cache held."""
+    usage = body.get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {}
+    prompt, cached = int(usage.get("prompt_tokens") or 0), int(details.get("cached_tokens") or 0)
+    if not 0 <= cached <= prompt:
+        raise InvalidAnswerError(f"chat completion usage: cached_tokens {cached} is not within prompt_tokens {prompt}")
+    return Usage(input_tokens=prompt, output_tokens=output_tokens, cached_input_tokens=cached)
+
+
 def _distribution(top: TopLogprobs, groups: list[list[str]], fold_case: bool) -> list[float]:
     """Each group's share of the mass; `fold_case` for a noul's true/false (`True`, `TRUE` count), never
     for a choice, whose `A` and `a` are two options. Groups a full list leaves out share its unlisted
@@ -103,7 +114,7 @@ class OpenAILogprobsBackend:
         return (f"openai_logprobs:{redact(self.url)}:{self.model}:top_logprobs={self.top_logprobs}:prompts={prompts}"
                 f":choice_orders={self.choice_orders}")
 
-    def _complete(self, user: str) -> tuple[TopLogprobs, int, int]:
+    def _complete(self, user: str) -> tuple[TopLogprobs, Usage]:
         payload = {
             "model": self.model,
             "messages": self.prompts.messages(user),
@@ -113,15 +124,15 @@ class OpenAILogprobsBackend:
             "top_logprobs": self.top_logprobs,
         }
         body = post_json(self._client, self.url, payload, bearer_headers(self.api_key_env), self.policy)
-        usage = body.get("usage") or {}
-        return _top_logprobs(body, self.top_logprobs), int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        top = _top_logprobs(body, self.top_logprobs)
+        return top, _usage(body, output_tokens=1)  # one token asked for; a server that says otherwise is not believed
 
-    def _read(self, task: str, question: Question, order: list[str] | None) -> tuple[list[float], int]:
+    def _read(self, task: str, question: Question, order: list[str] | None) -> tuple[list[float], Usage]:
         user, labels = self.prompts.render(task, question, order)
-        top, tokens_in, _ = self._complete(user)
-        return _distribution(top, self.prompts.label_groups(question, labels), question.type == "noul"), tokens_in
+        top, usage = self._complete(user)
+        return _distribution(top, self.prompts.label_groups(question, labels), question.type == "noul"), usage
 
-    def _answer_one(self, task: str, question: Question) -> tuple[Answer, int]:
+    def _answer_one(self, task: str, question: Question) -> tuple[Answer, Usage]:
         return answer_question(question, lambda q, order: self._read(task, q, order), self.choice_orders)
 
     def answer(self, request: Request) -> Response:
@@ -133,8 +144,7 @@ class OpenAILogprobsBackend:
             results = list(pool.map(lambda k: self._answer_one(task, request.questions[k]), keys))
         answers = {k: answer for k, (answer, _) in zip(keys, results)}
         # one generated token per chat call: a choice asked in two orders is two calls
-        calls = sum(self.choice_orders if request.questions[k].type == "choice" else 1 for k in keys)
-        usage = Usage(input_tokens=sum(tokens for _, tokens in results), output_tokens=calls)
+        usage = sum((usage for _, usage in results), Usage(input_tokens=0, output_tokens=0))
         return Response(model=self.model, answers=answers, usage=usage)
 
     def generate(self, request: GenerationRequest) -> Generation:
@@ -145,7 +155,5 @@ class OpenAILogprobsBackend:
             text = body["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
             raise InvalidAnswerError("chat completion has no message content") from None
-        usage = body.get("usage") or {}
         return Generation(model=self.model, text=str(text or ""),
-                          usage=Usage(input_tokens=int(usage.get("prompt_tokens", 0)),
-                                      output_tokens=int(usage.get("completion_tokens", 0))))
+                          usage=_usage(body, output_tokens=int((body.get("usage") or {}).get("completion_tokens", 0))))

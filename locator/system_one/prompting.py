@@ -3,8 +3,9 @@ answer, once for every backend that reads a language model (embedded `local_llm`
 `openai_logprobs`): the same templates (YAML, `conf/system_one/prompts/`), the same labels, the
 same debiasing of choices, so the two backends given the same model answer the same requests alike.
 
-A backend supplies one thing: `read(user_text, labels) -> (distribution over label groups, prompt
-tokens)`, the model's probability of each answer label as the next token after the chat.
+A backend supplies one thing: `read(question, order) -> (distribution over label groups, usage)`,
+the model's probability of each answer label as the next token after the chat, and what that one
+reading cost (its prompt tokens, of them those its prefix cache held, one output token).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import string
 from dataclasses import dataclass
 from typing import Callable
 
-from locator.system_one.wire import Answer, ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, ScoreAnswer
+from locator.system_one.wire import Answer, ChoiceAnswer, InvalidAnswerError, NoulAnswer, Question, ScoreAnswer, Usage
 
 # A choice's labels: one token each in a BPE vocabulary. Seed 000's zoom frontier starts at 16 regions
 # and gains up to 4 a round (up to 44 in its 8 rounds), past the 26 capitals; lower case follows, so a
@@ -71,31 +72,31 @@ class Prompts:
         return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 
 
-# (question, order of a choice's option keys or None) -> (distribution over the label groups, prompt tokens)
-Reader = Callable[[Question, "list[str] | None"], tuple[list[float], int]]
+# (question, order of a choice's option keys or None) -> (distribution over the label groups, its usage)
+Reader = Callable[[Question, "list[str] | None"], tuple[list[float], Usage]]
 
 
-def answer_question(question: Question, read: Reader, choice_orders: int) -> tuple[Answer, int]:
-    """The wire answer from the model's label distribution(s), and the prompt tokens it took."""
+def answer_question(question: Question, read: Reader, choice_orders: int) -> tuple[Answer, Usage]:
+    """The wire answer from the model's label distribution(s), and the usage of its readings."""
     if question.type == "noul":
-        (p_true, _), tokens = read(question, None)
-        return NoulAnswer(noul=round(p_true, 6)), tokens
+        (p_true, _), usage = read(question, None)
+        return NoulAnswer(noul=round(p_true, 6)), usage
     if question.type == "score":
-        probs, tokens = read(question, None)
-        return ScoreAnswer(probabilities=[round(p, 6) for p in probs]), tokens
+        probs, usage = read(question, None)
+        return ScoreAnswer(probabilities=[round(p, 6) for p in probs]), usage
     # A small model prefers the first letter whatever it stands for (measured: "stop", listed first,
     # won all 8 files of a demo task). Each order in `choice_orders` lists the options once; the
     # distributions are averaged per option, so no option gains from its place in the list.
     keys = list(question.options())
-    totals, tokens = dict.fromkeys(keys, 0.0), 0
+    totals, usage = dict.fromkeys(keys, 0.0), Usage(input_tokens=0, output_tokens=0)
     orders = [keys, keys[::-1]][:choice_orders]
     for order in orders:
-        probs, n = read(question, order)
-        tokens += n
+        probs, reading = read(question, order)
+        usage += reading
         for key, p in zip(order, probs):
             totals[key] += p / len(orders)
     best = max(range(len(keys)), key=lambda i: (totals[keys[i]], -i))
-    return ChoiceAnswer(choice=keys[best], probabilities={k: round(totals[k], 6) for k in keys}), tokens
+    return ChoiceAnswer(choice=keys[best], probabilities={k: round(totals[k], 6) for k in keys}), usage
 
 
 def check_choice_orders(value: int) -> int:

@@ -58,6 +58,19 @@ Answer = Annotated[NoulAnswer | ChoiceAnswer | ScoreAnswer, Field(discriminator=
 class Usage(Record):
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
+    # of input_tokens, those the backend did not encode because its prefix (key/value) cache held them:
+    # OpenAI's usage.prompt_tokens_details.cached_tokens; 0 where a backend does not say
+    cached_input_tokens: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _cached_within_input(self) -> "Usage":
+        if self.cached_input_tokens > self.input_tokens:
+            raise ValueError(f"usage.cached_input_tokens {self.cached_input_tokens} exceeds input_tokens {self.input_tokens}")
+        return self
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens,
+                     cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens)
 
 
 class Request(Record):

@@ -333,6 +333,7 @@ def test_model_arms_tables_each_arm_and_backend_from_the_store(store):
     assert 0 < hits < calls and two_phase[13] == f"{hits / calls:.2f}"  # the repeats' shared decisions, cached
     cpu = job.data.metrics["7 harness/job_cpu_s"]
     assert cpu > 0 and two_phase[12] == f"{cpu / 8:.1f}"  # the job's CPU time over its 8 tasks
+    assert two_phase[14] == "0.00"  # word overlap encodes nothing: no prefix to reuse
     assert ("bm25", "no model (the locator asks no System One)") in rows  # the job's own loclab.decided_by
     unmatched = model_arms("--split", "dev")  # every job here ran on both splits: an error, not an empty table
     assert unmatched.returncode == 2 and unmatched.stdout == ""
@@ -344,20 +345,37 @@ def test_model_arms_tables_each_arm_and_backend_from_the_store(store):
     assert one_task and all(row[0] == "bm25" and row[2] == "1" for row in one_task)
 
 
-def test_model_arms_names_a_max_prompt_tokens_only_where_a_job_changed_it_from_the_yaml():
-    """The arm's name reads the default from conf/system_one/local_llm.yaml, the one source of truth."""
+def test_model_arms_names_a_local_llm_setting_only_where_a_job_changed_it_from_the_yaml():
+    """The arm's name reads the defaults from conf/system_one/local_llm.yaml, the one source of truth; a
+    job from before `prefix_cache_slots` existed ran with one prefix cache, and is named so."""
     spec = importlib.util.spec_from_file_location("model_arms", Path(__file__).resolve().parents[2] / "benchmarks/model_arms.py")
     model_arms = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(model_arms)
-    default = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/system_one/local_llm.yaml").backend.max_prompt_tokens
+    backend = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/system_one/local_llm.yaml").backend
+    default, slots = backend.max_prompt_tokens, backend.prefix_cache_slots
 
-    def job(max_prompt_tokens: int) -> SimpleNamespace:  # the two fields of an MLflow run the name reads
+    def job(max_prompt_tokens: int, prefix_cache_slots: int | None = slots) -> SimpleNamespace:  # what the name reads
         params = {"system_one.backend._target_": "locator.system_one.local_llm.LocalLLMBackend",
                   "system_one.backend.max_prompt_tokens": str(max_prompt_tokens)}
+        if prefix_cache_slots is not None:
+            params["system_one.backend.prefix_cache_slots"] = str(prefix_cache_slots)
         return SimpleNamespace(data=SimpleNamespace(params=params, tags={"loclab.locator": "two_phase"}))
 
     assert model_arms._arm(job(default)) == "two_phase"
     assert model_arms._arm(job(2 * default)) == f"two_phase (max_prompt_tokens={2 * default})"
+    assert slots != 1 and model_arms._arm(job(default, None)) == "two_phase (prefix_cache_slots=1)"
+    assert model_arms._arm(job(2 * default, slots + 2)) == \
+        f"two_phase (max_prompt_tokens={2 * default}, prefix_cache_slots={slots + 2})"
+
+
+def test_model_arms_prefix_reuse_is_the_cached_share_of_the_input_that_reached_the_backend():
+    spec = importlib.util.spec_from_file_location("model_arms", Path(__file__).resolve().parents[2] / "benchmarks/model_arms.py")
+    model_arms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model_arms)
+    job = {"2 cost/input_tokens": 5000.0, "2 cost/physical_input_tokens": 4000.0, "2 cost/physical_cached_input_tokens": 3000.0}
+    assert model_arms._prefix_reuse(job) == "0.75"  # of the physical input, not of what the decision cache answered too
+    assert model_arms._prefix_reuse({"2 cost/physical_input_tokens": 0.0, "2 cost/physical_cached_input_tokens": 0.0}) == "—"
+    assert model_arms._prefix_reuse({"2 cost/physical_input_tokens": 10.0}) == "—"  # a job from before the metric
 
 
 def test_model_arms_divides_cpu_time_by_the_tasks_the_job_localized():

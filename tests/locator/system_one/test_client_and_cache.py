@@ -43,6 +43,27 @@ def test_cache_serves_identical_requests_and_counts_logical_vs_physical(tmp_path
     assert b.logical_input_tokens == a.logical_input_tokens > 0 and b.physical_input_tokens == 0
 
 
+class PrefixCachingBackend(CountingBackend):
+    """The lexical answers, with the usage a model backend gives: of its input, 3 tokens its prefix cache held."""
+
+    def answer(self, request):
+        response = super().answer(request)
+        return response.model_copy(update={"usage": response.usage.model_copy(update={"cached_input_tokens": 3})})
+
+
+def test_the_input_a_backend_prefix_cache_held_is_counted_where_the_call_was_physical(tmp_path):
+    cache = DecisionCache(tmp_path / "decisions.sqlite")
+    asked, reused = SystemOne(PrefixCachingBackend(), "m", cache), SystemOne(PrefixCachingBackend(), "m", cache)
+    asked.ask(STATE, QUESTIONS)
+    reused.ask(STATE, QUESTIONS)  # the decision cache answers: nothing reached a backend, nothing was encoded
+    assert asked.totals().physical_cached_input_tokens == 3 and reused.totals().physical_cached_input_tokens == 0
+
+
+def test_a_usage_that_cached_more_than_its_input_is_refused():
+    with pytest.raises(ValidationError, match="cached_input_tokens 9 exceeds input_tokens 4"):
+        Usage(input_tokens=4, output_tokens=1, cached_input_tokens=9)
+
+
 def test_cache_is_shared_across_connections_and_keyed_on_backend_identity(tmp_path):
     path = tmp_path / "decisions.sqlite"
     SystemOne(compose_backend("lexical"), "m", DecisionCache(path)).ask(STATE, QUESTIONS)

@@ -56,7 +56,12 @@ def test_the_served_model_answers_the_same_requests_as_the_embedded_one(served):
     assert remote.answers["levels"].probabilities == pytest.approx(embedded.answers["levels"].probabilities,
                                                                    abs=PROBABILITY_TOLERANCE)
     # the same prompts: the server counts the tokens of the same chat the embedded tokenizer encodes
-    assert remote.usage == embedded.usage  # and one generated token per chat call, a choice asked twice
+    # and one generated token per chat call, a choice asked twice
+    assert (remote.usage.input_tokens, remote.usage.output_tokens) == (embedded.usage.input_tokens, embedded.usage.output_tokens)
+    # both reuse what their prompts share (the system prompt, the task text), each counting its own: the
+    # server's one slot keeps the prompt before, in the order the concurrent calls reached it
+    assert 0 < remote.usage.cached_input_tokens < remote.usage.input_tokens
+    assert 0 < embedded.usage.cached_input_tokens < embedded.usage.input_tokens
 
 
 def test_a_two_phase_job_runs_through_the_real_server(served, tmp_path, subject_cache):
@@ -72,5 +77,6 @@ def test_a_two_phase_job_runs_through_the_real_server(served, tmp_path, subject_
     [job] = ws.jobs()
     assert job.info.status == "FINISHED" and job.data.metrics["6 tasks/ok"] == 1
     assert job.data.metrics["2 cost/model_calls"] > 0 and job.data.metrics["2 cost/input_tokens"] > 1000
+    assert 0 < job.data.metrics["2 cost/physical_cached_input_tokens"] < job.data.metrics["2 cost/physical_input_tokens"]
     assert "qwen2.5-coder-0.5b" in job.data.tags["loclab.decided_by"]
     assert served.replace("http://", "") in job.data.tags["loclab.system_one_identity"]

@@ -113,6 +113,8 @@ def test_settings_out_of_range_are_refused_naming_them(tmp_path):
         _backend(tmp_path, max_prompt_tokens=8)
     with pytest.raises(InstantiationException, match=r"system_one.backend.dtype must be one of float32, bfloat16"):
         _backend(tmp_path, dtype="float16")
+    with pytest.raises(InstantiationException, match=r"system_one.backend.prefix_cache_slots must be >= 1"):
+        _backend(tmp_path, prefix_cache_slots=0)
 
 
 def test_the_identity_names_the_weights_the_runtime_the_prompts_and_the_decoding(tmp_path):
@@ -120,6 +122,7 @@ def test_the_identity_names_the_weights_the_runtime_the_prompts_and_the_decoding
     assert "sha256=1d9614638d18024d" in base.identity and "transformers=" in base.identity
     assert _backend(tmp_path, temperature=2.0).identity != base.identity
     assert _backend(tmp_path, dtype="bfloat16").identity != base.identity
+    assert _backend(tmp_path, prefix_cache_slots=1).identity != base.identity  # bfloat16 answers move with the cache
     assert _backend(tmp_path, **{"prompts.noul": "'Answer true or false.'"}).identity != base.identity
     assert compose_config("system_one=local_llm").system_one.max_concurrency == 1
 
@@ -141,9 +144,29 @@ def test_a_shared_prefix_is_encoded_once_and_changes_no_answer(model_cache):
     reused = _backend(model_cache)
     first = reused.answer(_request(FORMATTING, COMPAT))
     assert reused.stats["encoded_tokens"] < reused.stats["prompt_tokens"]  # the task text was encoded once
+    # the usage says so: what was not encoded is the cached input
+    assert first.usage.cached_input_tokens == reused.stats["prompt_tokens"] - reused.stats["encoded_tokens"] > 0
     fresh = [_backend(model_cache).answer(_request(q)).answers["q0"].noul for q in (FORMATTING, COMPAT)]
     assert [first.answers["q0"].noul, first.answers["q1"].noul] == pytest.approx(fresh, abs=1e-4)
-    assert reused.answer(_request(FORMATTING, COMPAT)) == first  # greedy reading: the same answers again
+    again = reused.answer(_request(FORMATTING, COMPAT))
+    # greedy reading: the same answers again, to float32's rounding (now read with the whole prompt cached)
+    assert [again.answers[k].noul for k in ("q0", "q1")] == pytest.approx([first.answers[k].noul for k in ("q0", "q1")], abs=1e-4)
+    assert again.usage.input_tokens == first.usage.input_tokens and again.usage.cached_input_tokens > first.usage.cached_input_tokens
+
+
+@needs_model
+def test_a_choice_asked_in_two_orders_reuses_each_listing_with_a_slot_for_each(model_cache):
+    """The next round's choice lists one option more at its end: with a slot per listing its forward
+    listing reuses the last round's, with one slot it re-encodes the options; the answers do not move."""
+    grown = NEXT.model_copy(update={"criteria": NEXT.criteria | {"read_c": "lines 41-80 of formatting.py"}})
+    cached, answers = {}, {}
+    for slots in (1, 2):
+        backend = _backend(model_cache, prefix_cache_slots=slots)
+        backend.answer(_request(NEXT))
+        second = backend.answer(_request(grown))
+        cached[slots], answers[slots] = second.usage.cached_input_tokens, second.answers["q0"].probabilities
+    assert cached[2] > cached[1]
+    assert answers[2] == pytest.approx(answers[1], abs=1e-4)  # float32: the cache changes what is encoded, not the answer
 
 
 @needs_model

@@ -41,7 +41,8 @@ def _stub_app(mode: dict) -> FastAPI:
         return {
             "choices": [{"message": {"content": top[0]["token"]},
                          "logprobs": {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"], "top_logprobs": top}]}}],
-            "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 1},
+            "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 1,
+                      "prompt_tokens_details": {"cached_tokens": mode.get("cached", 0)}},
         }
 
     return app
@@ -142,3 +143,16 @@ def test_unreachable_endpoint():
                               backoff_initial_s=0.01)
     with pytest.raises(SystemOneUnavailableError, match="after 2 attempts"):
         backend.answer(Request(state={"task": "t"}, model="m", questions={"q": QUESTIONS["hot"]}))
+
+
+def test_the_tokens_an_endpoint_says_its_prefix_cache_held_are_counted_and_checked(stub):
+    """OpenAI and llama.cpp's server report `usage.prompt_tokens_details.cached_tokens`: summed over a
+    request's chat calls; a count past the prompt's own is a server error, not a number to log."""
+    url, mode = stub
+    backend = compose_backend("openai_logprobs", base_url=url, model="stub-model", max_attempts=1)
+    request = Request(state={"task": "separability"}, model="stub-model", questions=QUESTIONS)
+    mode["cached"] = 2
+    assert backend.answer(request).usage.cached_input_tokens == 2 * 5  # five chat calls, the choice twice
+    mode["cached"] = 10_000
+    with pytest.raises(InvalidAnswerError, match="cached_tokens 10000 is not within prompt_tokens"):
+        backend.answer(request)

@@ -509,9 +509,10 @@ MUTATIONS = [
     Mutation("file runtime: no safety budget", "locator/reading/file_runtime.py",
              "            if s.rounds == self.safety_epochs:", "            if False:",
              (f"{FILE}::test_the_safety_budget_ends_a_file",)),
-    Mutation("file runtimes run one at a time", "locator/reading/epochs.py",
+    Mutation("a reader's epochs send one request at a time whatever the concurrency", "locator/reading/epochs.py",
              "        if self.concurrency == 1:\n", "        if True:\n",
-             (f"{FILE}::test_concurrent_runtimes_give_the_same_result_in_any_completion_order",)),
+             ("tests/locator/reading/test_epochs.py::test_a_batchs_next_epoch_does_not_wait_for_a_slower_batch",
+              "tests/locator/test_concurrency.py::test_results_do_not_depend_on_concurrency_or_completion_order")),
     Mutation("low-utility streak not counted", "locator/reading/file_runtime.py", "            streak += 1",
              "            streak = 1", (f"{FILE}::test_the_view_carries_bounded_yield_telemetry",)),
     # --- the AST lane and trace tasks (issue 12)

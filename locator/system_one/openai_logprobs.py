@@ -65,7 +65,10 @@ def _usage(body: dict[str, Any], output_tokens: int) -> Usage:
     `prompt_tokens_details.cached_tokens`), those its prefix cache held."""
     usage = body.get("usage") or {}
     details = usage.get("prompt_tokens_details") or {}
-    prompt, cached = int(usage.get("prompt_tokens") or 0), int(details.get("cached_tokens") or 0)
+    try:
+        prompt, cached = int(usage.get("prompt_tokens") or 0), int(details.get("cached_tokens") or 0)
+    except (TypeError, ValueError):
+        raise InvalidAnswerError(f"chat completion usage is not a count of tokens: {usage!r}") from None
     if not 0 <= cached <= prompt:
         raise InvalidAnswerError(f"chat completion usage: cached_tokens {cached} is not within prompt_tokens {prompt}")
     return Usage(input_tokens=prompt, output_tokens=output_tokens, cached_input_tokens=cached)

@@ -30,7 +30,7 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 class PrefixCache:
     def __init__(self, slots: int, new_cache: Callable[[], Any]):
-        if slots < 1:
+        if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
             raise ValueError(f"system_one.backend.prefix_cache_slots must be >= 1, got {slots!r}")
         self.slots = slots
         self._new = new_cache

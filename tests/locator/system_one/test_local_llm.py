@@ -115,6 +115,8 @@ def test_settings_out_of_range_are_refused_naming_them(tmp_path):
         _backend(tmp_path, dtype="float16")
     with pytest.raises(InstantiationException, match=r"system_one.backend.prefix_cache_slots must be >= 1"):
         _backend(tmp_path, prefix_cache_slots=0)
+    with pytest.raises(InstantiationException, match=r"system_one.backend.prefix_cache_slots must be >= 1, got 'two'"):
+        _backend(tmp_path, prefix_cache_slots="two")
 
 
 def test_the_identity_names_the_weights_the_runtime_the_prompts_and_the_decoding(tmp_path):

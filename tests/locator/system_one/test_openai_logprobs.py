@@ -156,3 +156,6 @@ def test_the_tokens_an_endpoint_says_its_prefix_cache_held_are_counted_and_check
     mode["cached"] = 10_000
     with pytest.raises(InvalidAnswerError, match="cached_tokens 10000 is not within prompt_tokens"):
         backend.answer(request)
+    mode["cached"] = "many"
+    with pytest.raises(InvalidAnswerError, match="usage is not a count of tokens"):
+        backend.answer(request)

@@ -202,6 +202,12 @@ MUTATIONS = [
              '            self.stats["truncated_prompts"] += 1\n            notify("truncated_prompt", tokens=len(ids), '
              'limit=self.max_prompt_tokens)', "            pass",
              ("tests/locator/system_one/test_local_llm.py::test_a_prompt_over_the_limit_has_its_content_cut_and_counted",)),
+    Mutation("a long task text is not cut", "locator/system_one/local_llm.py",
+             "        if len(task_ids) > self.max_prompt_tokens // 2:", "        if False:",
+             ("tests/locator/system_one/test_local_llm.py::test_a_task_text_over_half_the_window_has_its_middle_cut_so_its_questions_fit_and_share_it",)),
+    Mutation("a long task text is cut to a quarter of the window", "locator/system_one/local_llm.py",
+             "task_ids) - self.max_prompt_tokens // 2)", "task_ids) - self.max_prompt_tokens // 4)",
+             ("tests/locator/system_one/test_local_llm.py::test_a_task_text_over_half_the_window_has_its_middle_cut_so_its_questions_fit_and_share_it",)),
     Mutation("a lexical-backend job is not flagged", "experiments/run.py",
              '    if job.system_one_identity.startswith("lexical"):', "    if False:",
              ("tests/experiments/test_run.py::test_a_job_says_which_backend_decided",)),

@@ -18,9 +18,10 @@ tokens up to where they differ (the system prompt and the task text): the key/va
 `prefix_cache_slots` prompts are kept (`prefix_cache`), and a prompt encodes only what follows the
 longest prefix one of them shares; the tokens it did not encode are its usage's `cached_input_tokens`.
 
-A prompt longer than `max_prompt_tokens` has the middle of its item content cut (the head and
-tail kept, a marker saying how many tokens were cut) and is counted (`truncated_prompts` in the
-trace's backend events); a prompt that does not fit even without its content fails the task.
+A prompt longer than `max_prompt_tokens` is cut in the middle (the head and tail kept, a marker
+saying how many tokens were cut) and counted (`truncated_prompts` in the trace's backend events):
+first the task text, where it is longer than half the window, to half; then the item content, to
+what is left. A prompt that does not fit even so without its content fails the task.
 """
 
 from __future__ import annotations
@@ -229,20 +230,35 @@ class LocalLLMBackend:
 
     def _tokens(self, tokenizer, task: str, question: Question,
                 order: list[str] | None = None) -> tuple[list[int], list[str], bool]:
+        """The prompt's tokens, its option labels, and whether it was cut to fit `max_prompt_tokens`:
+        first a task text longer than half the window has its middle cut to half (so one long issue
+        does not fail every question of its task, and every cut prompt of a task shares the same
+        task prefix), then the item content's middle to what is left."""
         user, labels = self.prompts.render(task, question, order)
         ids = self._chat(tokenizer, user)
         if len(ids) <= self.max_prompt_tokens:
             return ids, labels, False
+        task_ids = tokenizer.encode(task, add_special_tokens=False)
+        if len(task_ids) > self.max_prompt_tokens // 2:
+            task = self._cut_middle(tokenizer, task_ids, len(task_ids) - self.max_prompt_tokens // 2)
+            user = self.prompts.render(task, question, order)[0]
+            ids = self._chat(tokenizer, user)
+            if len(ids) <= self.max_prompt_tokens:
+                return ids, labels, True
         content = tokenizer.encode(question.content or "", add_special_tokens=False)
         excess = len(ids) - self.max_prompt_tokens + 16
         if len(content) <= excess:
             raise LocalModelError(f"local_llm: a prompt of {len(ids)} tokens does not fit system_one.backend."
-                                  f"max_prompt_tokens={self.max_prompt_tokens} even without its content")
-        keep = (len(content) - excess) // 2
-        cut = tokenizer.decode(content[:keep]) + self.prompts.truncation.format(tokens=excess) + \
-            tokenizer.decode(content[len(content) - keep:])
-        shortened = question.model_copy(update={"content": cut})
+                                  f"max_prompt_tokens={self.max_prompt_tokens} even without its content "
+                                  f"(the task text cut to half of it)")
+        shortened = question.model_copy(update={"content": self._cut_middle(tokenizer, content, excess)})
         return self._chat(tokenizer, self.prompts.render(task, shortened, order)[0]), labels, True
+
+    def _cut_middle(self, tokenizer, ids: list[int], excess: int) -> str:
+        """The text of `ids` less `excess` tokens from its middle, a marker saying how many in their place."""
+        keep = (len(ids) - excess) // 2
+        return tokenizer.decode(ids[:keep]) + self.prompts.truncation.format(tokens=excess) + \
+            tokenizer.decode(ids[len(ids) - keep:])
 
     def _chat(self, tokenizer, user: str) -> list[int]:
         text = tokenizer.apply_chat_template(self.prompts.messages(user), tokenize=False, add_generation_prompt=True)

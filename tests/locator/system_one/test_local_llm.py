@@ -194,6 +194,17 @@ def test_a_prompt_over_the_limit_has_its_content_cut_and_counted(model_cache):
 
 
 @needs_model
+def test_a_task_text_over_half_the_window_has_its_middle_cut_so_its_questions_fit_and_share_it(model_cache):
+    backend = _backend(model_cache, max_prompt_tokens=256)
+    trace = "\n".join(f'  File "src/click/core.py", line {i}, in invoke' for i in range(200))
+    request = Request(state={"task": TASK + "\n" + trace}, model="m", questions={"q0": FORMATTING, "q1": COMPAT})
+    response = backend.answer(request)  # without the cut: "does not fit even without its content"
+    assert backend.stats["truncated_prompts"] == 2
+    assert backend.stats["prompt_tokens"] <= 2 * 256
+    assert response.usage.cached_input_tokens > 128  # the second question reuses the first's cut task
+
+
+@needs_model
 def test_labels_the_tokenizer_cannot_say_in_one_token_are_refused(model_cache):
     backend = _backend(model_cache, **{"prompts.labels_true": "'incontrovertibly'", "prompts.labels_false": "'no'"})
     with pytest.raises(LocalModelError, match="no single token"):

@@ -2,7 +2,8 @@
 `python benchmarks/model_arms.py --db runs/model2/mlflow.db [--experiment NAME] [--tasks ID,ID,…] [--split dev]`.
 
 One row per finished job (the latest per arm, backend and task set): the arm (locator, schedule, a
-changed `max_prompt_tokens`), which backend decided (the job's `loclab.decided_by`, with the model's
+setting changed from its YAML default: the model's `max_prompt_tokens`, `prefix_cache_slots`, the global
+schedule's `when_all_wait`), which backend decided (the job's `loclab.decided_by`, with the model's
 dtype), tasks, repositories, file Acc@1/5, line recall/precision, calls, input tokens, the StopTask
 rate (tasks a model_stop ended, where the arm can stop a task), the StopFile rate (files the model
 stopped), the mean wall per task (a job with repeats counts each task's repeats as tasks), the job's
@@ -34,20 +35,31 @@ _LOCAL_LLM = OmegaConf.load(Path(__file__).resolve().parents[1] / "conf/system_o
 # job from before a setting existed ran as its value then (one prefix cache)
 NAMED_SETTINGS = {"max_prompt_tokens": (str(_LOCAL_LLM.max_prompt_tokens), None),
                   "prefix_cache_slots": (str(_LOCAL_LLM.prefix_cache_slots), "1")}
+_GLOBAL = OmegaConf.load(Path(__file__).resolve().parents[1] / "conf/locator/schedule/global.yaml").reader.schedule
+# likewise the global schedule's: a job from before when_all_wait existed ended its waiting files
+NAMED_SCHEDULE_SETTINGS = {"when_all_wait": (str(_GLOBAL.when_all_wait), "end")}
+
+
+def _changed(params: dict[str, str], prefix: str, settings: dict[str, tuple[str, str | None]]) -> list[str]:
+    """`setting=value` for each setting a job ran at other than its YAML default."""
+    changed = []
+    for setting, (default, before) in settings.items():
+        value = params.get(f"{prefix}.{setting}", before)
+        if value not in (None, "None", default):
+            changed.append(f"{setting}={value}")
+    return changed
 
 
 def _arm(run) -> str:
     params = run.data.params
     arm = run.data.tags.get("loclab.locator", "?")
+    changed = []
     if params.get("locator.reader.schedule._target_", "").endswith("GlobalSchedule"):
         arm += " global"
+        changed += _changed(params, "locator.reader.schedule", NAMED_SCHEDULE_SETTINGS)
     if "local_llm" in params.get("system_one.backend._target_", ""):
-        changed = []
-        for setting, (default, before) in NAMED_SETTINGS.items():
-            value = params.get(f"system_one.backend.{setting}", before)
-            if value not in (None, "None", default):
-                changed.append(f"{setting}={value}")
-        arm += f" ({', '.join(changed)})" if changed else ""
+        changed += _changed(params, "system_one.backend", NAMED_SETTINGS)
+    arm += f" ({', '.join(changed)})" if changed else ""
     if params.get("repeats") not in (None, "1"):
         arm += f", {params['repeats']} sampled repeats"
     return arm

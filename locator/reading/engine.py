@@ -70,7 +70,7 @@ class ProgressiveReader(ReadsEvidence):
             flow = EpochFlow(steps, self.schedule, ctx.concurrency, barrier=ledger is not None)
             flow.run(states)
             report_reading(stage, steps.states, epochs=flow.epochs_run, requests=flow.requests + steps.file_choices,
-                           epoch_file_choices=steps.file_choices,
+                           epoch_file_choices=steps.file_choices, all_waiting_epochs=steps.all_waiting_epochs,
                            max_rounds_of_a_file=max((s.rounds for s in steps.states), default=0),
                            ranges_read=sum(len(merge_ranges(s.read)) for s in steps.states))
             if ledger is not None:
@@ -91,7 +91,7 @@ class ReaderSteps:
         self.actions: dict[int, list[ReadRange]] = {}
         self.follows: dict[int, list[FollowFile]] = {}
         self.selected: dict[FileState, ReadRange] = {}
-        self.file_choices = self.follows_offered = 0
+        self.file_choices = self.follows_offered = self.all_waiting_epochs = 0
 
     def enter(self, state: FileState) -> bool:
         actions = self.reader.actions(state)
@@ -120,22 +120,31 @@ class ReaderSteps:
             else:
                 items += [((s, key), Question(type="noul", instructions=NOUL_INSTRUCTIONS, criteria=f"{header}\n{text}"))
                           for key, text in options.items()]
-        decided: dict[int, tuple[FileState, str, float]] = {}
+        decided: dict[int, tuple[FileState, str, dict[str, float]]] = {}  # the chosen option, each option's probability
         nouls: dict[int, dict[str, float]] = {}
         for (s, key), answer in self.ctx.ask_keyed([(self.request_state(group), items)], prefix="file", expect=None):
-            if key is None:
-                decided[id(s)] = (s, answer.choice, answer.probabilities.get(answer.choice, 0.0))
+            if key is None:  # System One's choice (drawn, when sampling), not necessarily the most probable
+                decided[id(s)] = (s, answer.choice, {k: answer.probabilities.get(k, 0.0) for k in options_of[id(s)]})
             else:
                 nouls.setdefault(id(s), {})[key] = answer.noul
                 if len(nouls[id(s)]) == len(options_of[id(s)]):
-                    decided[id(s)] = (s, *most_probable(nouls[id(s)]))
-        choices = []
-        for s, choice, probability in decided.values():
-            by_key = {a.key: a for a in self.actions[id(s)]}
-            follow = {f.key: f for f in self.follows[id(s)]}.get(choice)
-            choices.append(Choice(s, by_key.get(choice), probability, stop=choice == STOP_FILE.key,
-                                  wait=choice == WAIT.key, follow=follow))
-        return choices
+                    decided[id(s)] = (s, most_probable(nouls[id(s)])[0], nouls[id(s)])
+        return [self._choice(s, key, probabilities) for s, key, probabilities in decided.values()]
+
+    def _choice(self, s: FileState, key: str, probabilities: dict[str, float]) -> Choice:
+        """The file's choice; a wait carries what the file would do instead: its most probable other
+        option (the first listed on ties), at its probability given it does not wait (a Choice's
+        distribution renormalized without the wait; a Noul is about its own option alone)."""
+        instead = None
+        if key == WAIT.key:
+            others = {k: p for k, p in probabilities.items() if k != WAIT.key}
+            rest = sum(others.values()) if self.reader.decision_form is DecisionForm.CHOICE else 1.0
+            if others and rest > 0:
+                other, p = most_probable(others)
+                instead = self._choice(s, other, {other: p / rest})
+        follow = {f.key: f for f in self.follows[id(s)]}.get(key)
+        return Choice(s, {a.key: a for a in self.actions[id(s)]}.get(key), probabilities.get(key, 0.0),
+                      stop=key == STOP_FILE.key, wait=key == WAIT.key, follow=follow, instead=instead)
 
     def resolve(self, choices: list[Choice]) -> Resolution:
         for c in choices:
@@ -180,7 +189,16 @@ class ReaderSteps:
     def account(self, state: FileState) -> None:
         self.reader.budget.account(state, self.reader.evidence.is_evidence)
 
-    def settle(self, undecided: list[Choice], moved: bool) -> None:
+    def settle(self, undecided: list[Choice], moved: bool) -> Resolution:
+        resolution, instead = Resolution([], []), []
+        if not moved and (instead := self.reader.schedule.unblock([c for c in undecided if c.wait])):
+            self.all_waiting_epochs += 1
+            resolution = self.resolve(instead)
+            moved = bool(resolution.selected or resolution.admitted)
         if not moved:  # no file read and none was admitted: nothing can change for the rest
+            asked_instead = {id(c.state) for c in instead}
             for c in undecided:
-                c.state.termination = Termination.ALL_FILES_WAITING if c.wait else Termination.NO_ACTION_ABOVE_THRESHOLD
+                if c.state.termination is None:
+                    c.state.termination = Termination.ALL_FILES_WAITING if c.wait and id(c.state) not in asked_instead \
+                        else Termination.NO_ACTION_ABOVE_THRESHOLD
+        return resolution

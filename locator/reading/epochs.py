@@ -58,8 +58,9 @@ class Steps(Protocol):
         """A file's round charged after its observations."""
         ...
 
-    def settle(self, undecided: list[Choice], moved: bool) -> None:
-        """The epoch's every choice is in: files that neither read nor ended stay only if it `moved`."""
+    def settle(self, undecided: list[Choice], moved: bool) -> Resolution:
+        """The epoch's every choice is in: files that neither read nor ended stay only if it `moved`; an
+        epoch that did not move may still read what its waiting files choose instead (`Schedule.unblock`)."""
         ...
 
 
@@ -181,11 +182,7 @@ class EpochFlow:
         progressed = False
         while e.resolved < len(e.groups) and e.groups[e.resolved].choices is not None:
             choices = e.groups[e.resolved].choices
-            resolution = self.steps.resolve(choices)
-            reading = {id(c.state) for c in resolution.selected}
-            e.to_observe += [c.state for c in resolution.selected]
-            e.admitted += resolution.admitted
-            e.moved |= bool(resolution.selected or resolution.admitted)
+            reading = self._apply(e, self.steps.resolve(choices))
             for c in choices:
                 if id(c.state) in reading:
                     continue
@@ -197,9 +194,18 @@ class EpochFlow:
             progressed = True
         if not e.settled and e.files_known and e.grouped == len(e.files) and e.resolved == len(e.groups):
             e.settled = progressed = True
-            self.steps.settle(e.undecided, e.moved)
-            e.done.update(id(c.state) for c in e.undecided)
+            reading = self._apply(e, self.steps.settle(e.undecided, e.moved))
+            e.done.update(id(c.state) for c in e.undecided if id(c.state) not in reading)
         return progressed
+
+    @staticmethod
+    def _apply(e: _Epoch, resolution: Resolution) -> set[int]:
+        """A resolution's reads queued for observation and its admitted files for the next epoch; the
+        ids of the files that read."""
+        e.to_observe += [c.state for c in resolution.selected]
+        e.admitted += resolution.admitted
+        e.moved |= bool(resolution.selected or resolution.admitted)
+        return {id(c.state) for c in resolution.selected}
 
     def _observe(self, e: _Epoch) -> bool:
         formed = self._formed(e.to_observe[e.observe_grouped :], e.settled)

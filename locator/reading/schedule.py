@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import ClassVar, Protocol, runtime_checkable
 
 from pydantic import Field
@@ -25,6 +26,7 @@ class Choice:
     stop: bool
     wait: bool
     follow: FollowFile | None = None  # locator/follow: the file chose to follow a reference
+    instead: "Choice | None" = None  # a waiting file: its most probable other option, at its probability given it does not wait
 
 
 # Asks System One which of these files should be read now: (share of each file's path, the chosen path).
@@ -46,6 +48,19 @@ class Schedule(Protocol):
         ...
 
     def select(self, reads: list[Choice], action_threshold: float, ask_files: AskFiles) -> list[Choice]: ...
+
+    def unblock(self, waiting: list[Choice]) -> list[Choice]:
+        """An epoch in which no file read and none was admitted: what its waiting files choose instead
+        (resolved like any choices), or nothing, and they end as all files waiting."""
+        ...
+
+
+class WhenAllWait(StrEnum):
+    """What the global schedule does when every file that did not stop chose to wait, so nothing is read."""
+
+    END = "end"  # they end (all_files_waiting): loclab's rule before next_best
+    NEXT_BEST = "next_best"  # each takes its most probable other option (a read, a follow, stop) at its
+    #                          probability given it does not wait: a wait defers to files that read, and none did
 
 
 class BatchSchedule(Settings):
@@ -70,16 +85,21 @@ class BatchSchedule(Settings):
                 c.state.termination = Termination.NO_ACTION_ABOVE_THRESHOLD
         return selected
 
+    def unblock(self, waiting: list[Choice]) -> list[Choice]:
+        return []  # no file is offered wait
+
 
 class GlobalSchedule(Settings):
     """Every eligible file in one request per epoch, each choosing its next read (or wait, or stop);
     then one Choice over the files whose read cleared the action threshold lets System One decide
     which are read now: its choice first, then the others by probability, until their probability
-    mass reaches `epoch_mass`, at most `epoch_width` files. The rest stay eligible."""
+    mass reaches `epoch_mass`, at most `epoch_width` files. The rest stay eligible. An epoch in which
+    every file waited is resolved as `when_all_wait` says."""
 
     offers_wait: ClassVar[bool] = True
     epoch_width: int = Field(ge=1)
     epoch_mass: float = Field(gt=0.0, le=1.0)
+    when_all_wait: WhenAllWait
 
     def groups(self, states: list[FileState]) -> list[list[FileState]]:
         return [states]
@@ -100,3 +120,8 @@ class GlobalSchedule(Settings):
             if mass >= self.epoch_mass:
                 break
         return selected
+
+    def unblock(self, waiting: list[Choice]) -> list[Choice]:
+        if self.when_all_wait is WhenAllWait.END:
+            return []
+        return [c.instead for c in waiting if c.instead is not None]

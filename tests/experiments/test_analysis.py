@@ -368,6 +368,26 @@ def test_model_arms_names_a_local_llm_setting_only_where_a_job_changed_it_from_t
         f"two_phase (max_prompt_tokens={2 * default}, prefix_cache_slots={slots + 2})"
 
 
+def test_model_arms_names_the_global_schedules_when_all_wait_where_a_job_changed_it_or_ran_before_it():
+    spec = importlib.util.spec_from_file_location("model_arms", Path(__file__).resolve().parents[2] / "benchmarks/model_arms.py")
+    model_arms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model_arms)
+    default = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/locator/schedule/global.yaml").reader.schedule.when_all_wait
+
+    def job(when_all_wait: str | None, **params: str) -> SimpleNamespace:
+        params = {"locator.reader.schedule._target_": "locator.reading.schedule.GlobalSchedule"} | params
+        if when_all_wait is not None:
+            params["locator.reader.schedule.when_all_wait"] = when_all_wait
+        return SimpleNamespace(data=SimpleNamespace(params=params, tags={"loclab.locator": "two_phase"}))
+
+    assert default != "end" and model_arms._arm(job(default)) == "two_phase global"
+    assert model_arms._arm(job("end")) == "two_phase global (when_all_wait=end)"
+    assert model_arms._arm(job(None)) == "two_phase global (when_all_wait=end)"  # a job from before the option
+    llm = {"system_one.backend._target_": "locator.system_one.local_llm.LocalLLMBackend", "system_one.backend.max_prompt_tokens": "8192",
+           "system_one.backend.prefix_cache_slots": str(model_arms._LOCAL_LLM.prefix_cache_slots)}
+    assert model_arms._arm(job("end", **llm)) == "two_phase global (when_all_wait=end, max_prompt_tokens=8192)"
+
+
 def test_model_arms_prefix_reuse_is_the_cached_share_of_the_input_that_reached_the_backend():
     spec = importlib.util.spec_from_file_location("model_arms", Path(__file__).resolve().parents[2] / "benchmarks/model_arms.py")
     model_arms = importlib.util.module_from_spec(spec)

@@ -3,7 +3,8 @@ probabilities by substring rules (first match wins) so each policy rule can be d
 A noul question is matched on its content when it has one (an observation), else its criteria;
 a choice picks the option whose description scores highest (the first listed on ties) and gives it
 that score as its probability, the rest of the mass spread evenly over the other options (so a
-rule of 0.2 makes a choice at probability 0.2)."""
+rule of 0.2 makes a choice at probability 0.2); with `proportional`, every option's probability is
+its score over the options' total, as a model's distribution would be."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from locator.system_one.wire import ChoiceAnswer, NoulAnswer, Request, Response,
 class ScriptedBackend:
     identity = "scripted-test-double"
 
-    def __init__(self, rules: list[tuple[str, float]], default: float = 0.0):
+    def __init__(self, rules: list[tuple[str, float]], default: float = 0.0, proportional: bool = False):
         self.rules = rules
         self.default = default
+        self.proportional = proportional
         self.requests: list[Request] = []
 
     def _p(self, text: str) -> float:
@@ -30,8 +32,13 @@ class ScriptedBackend:
                 options = q.options()
                 best = max(options, key=lambda k: self._p(options[k]))
                 p = self._p(options[best])
-                rest = (1.0 - p) / (len(options) - 1) if len(options) > 1 else 0.0
-                answers[key] = ChoiceAnswer(choice=best, probabilities={k: p if k == best else rest for k in options})
+                if self.proportional:
+                    total = sum(self._p(text) for text in options.values())
+                    probabilities = {k: self._p(text) / total for k, text in options.items()}
+                else:
+                    rest = (1.0 - p) / (len(options) - 1) if len(options) > 1 else 0.0
+                    probabilities = {k: p if k == best else rest for k in options}
+                answers[key] = ChoiceAnswer(choice=best, probabilities=probabilities)
             elif q.type == "score":
                 answers[key] = ScoreAnswer(probabilities=[1.0] + [0.0] * (len(q.criteria) - 1))
             else:

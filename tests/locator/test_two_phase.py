@@ -31,7 +31,8 @@ def _lines(n: int, marks: dict[int, str] | None = None, prefix: str = "x") -> st
     return "".join(f"{marks[i]} = 1\n" if i in marks else f"{prefix}{i} = {i}\n" for i in range(1, n + 1))
 
 
-_HOMES = {"chunk_lines": "observation", "primary_threshold": "evidence", "batch_size": "schedule", "epoch_width": "schedule", "soft_rounds": "budget", "hard_rounds": "budget",
+_HOMES = {"chunk_lines": "observation", "primary_threshold": "evidence", "batch_size": "schedule", "epoch_width": "schedule",
+          "when_all_wait": "schedule", "soft_rounds": "budget", "hard_rounds": "budget",
           "observation_threshold": "evidence", "max_evidence_spans": "evidence", "window_lines": "sources.windows",
           "expand_lines": "sources.expansions", "max_hotspots": "sources.expansions",
           "hotspot_threshold": "sources.expansions"}
@@ -55,8 +56,8 @@ def _locator(discovery="flat", schedule="batch", discovery_params=None, options=
                            reader=nested)
 
 
-def _run(repo, rules, locator=None, **reader):
-    backend = ScriptedBackend(rules)
+def _run(repo, rules, locator=None, proportional=False, **reader):
+    backend = ScriptedBackend(rules, proportional=proportional)
     trace = Trace()
     result = localize(locator or _locator(**reader), TASK, repo, SystemOne(backend, "scripted"), trace)
     return result, backend, trace
@@ -260,7 +261,7 @@ def test_global_offers_wait_and_a_waiting_file_stays_eligible(tmp_path):
     repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": _lines(100), "pkg/b.py": _lines(10)}))
     # b.py prefers waiting to its one window; a.py reads until its budget ends; then only b waits
     rules = [("path: pkg", 0.9), ("lines 1-10", 0.1), ("wait:", 0.6), ("lines", 0.9)]
-    locator = _locator(schedule="global", epoch_width=4, soft_rounds=2, hard_rounds=2)
+    locator = _locator(schedule="global", epoch_width=4, soft_rounds=2, hard_rounds=2, when_all_wait="end")
     result, backend, trace = _run(repo, rules, locator=locator)
     questions = _choice_questions(backend, "pkg/b.py")
     assert all("wait" in q.criteria for q in questions)
@@ -269,6 +270,33 @@ def test_global_offers_wait_and_a_waiting_file_stays_eligible(tmp_path):
     assert _terminations(result) == {"pkg/a.py": "budget_exhausted", "pkg/b.py": "all_files_waiting"}
     batch = _run(repo, rules, locator=_locator(schedule="batch"))[1]
     assert not any("wait" in q.criteria for q in _choice_questions(batch, "pkg/b.py"))
+
+
+def test_global_when_every_file_waits_each_takes_its_next_best_option_given_it_does_not_wait(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": _lines(40), "pkg/b.py": _lines(10)}))
+    # every file prefers waiting (a model's distribution: wait 0.6 against each window's 0.3 and stop's 0.1)
+    rules = [("path: pkg", 0.9), ("stop:", 0.1), ("wait:", 0.6), ("lines 1-", 0.3), ("lines", 0.2)]
+    settings = dict(schedule="global", epoch_width=4, soft_rounds=1, hard_rounds=1, action_threshold=0.25)
+    ended, _, ended_trace = _run(repo, rules, locator=_locator(**settings, when_all_wait="end"), proportional=True)
+    assert _reads(ended_trace, "pkg/a.py") == _reads(ended_trace, "pkg/b.py") == []
+    assert set(_terminations(ended).values()) == {"all_files_waiting"}
+    assert _stage(ended, "reading").details["all_waiting_epochs"] == 0
+    result, backend, trace = _run(repo, rules, locator=_locator(**settings, when_all_wait="next_best"), proportional=True)
+    # b.py: 0.3 / (1 - 0.6) = 0.75 for lines 1-10; a.py: 0.3 / (0.1 + 0.3 + 0.2) = 0.5 for lines 1-20
+    assert _reads(trace, "pkg/b.py") == [(1, 10)] and _reads(trace, "pkg/a.py") == [(1, 20)]
+    assert _terminations(result) == {"pkg/a.py": "budget_exhausted", "pkg/b.py": "budget_exhausted"}
+    assert _stage(result, "reading").details["all_waiting_epochs"] == 1
+    # asked once, with the wait offered: the next-best read spent the file's one round
+    questions = _choice_questions(backend, "pkg/b.py")
+    assert len(questions) == 1 and "wait" in questions[0].criteria
+
+
+def test_global_a_next_best_read_below_the_action_threshold_ends_its_file(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": _lines(40)}))
+    rules = [("path: pkg", 0.9), ("stop:", 0.1), ("wait:", 0.6), ("lines 1-", 0.3), ("lines", 0.2)]
+    locator = _locator(schedule="global", soft_rounds=1, hard_rounds=1, action_threshold=0.6, when_all_wait="next_best")
+    result, _, trace = _run(repo, rules, locator=locator, proportional=True)
+    assert _reads(trace, "pkg/a.py") == [] and _terminations(result) == {"pkg/a.py": "no_action_above_threshold"}
 
 
 def test_global_stop_ends_the_file_at_once(repo):

@@ -48,6 +48,9 @@ ADDED_SINCE = {
     ("reader", "evidence", "reasons"): "template",  # the seed's template reason per span
     ("reader", "evidence", "narrowing"): None,  # evidence spans as read
     ("reader", "decision_form"): "choice",  # the seed's Choice at a file's decision
+    # the global schedule's all-waiting epoch: added with a deliberately new default (next_best; the rule
+    # before it is when_all_wait=end), so a global job's results have a new address and are not reused
+    ("reader", "schedule", "when_all_wait"): "next_best",
 }
 # The dense retriever's text encoder became a choice (locator/encoder): its default is the MiniLM
 # batch size that was the retriever's own field.

@@ -133,6 +133,8 @@ class PhysicalCost(Record):
     cache_hits: int | None = None
     cache_misses: int | None = None
     retries: int | None = None
+    truncated_prompts: int | None = Field(default=None, description="prompts the backend cut in the middle to fit its "
+                                                                    "model's context (local_llm's max_prompt_tokens)")
     model_wall_time_ms: float | None = None
     model_critical_path_ms: float | None = None
     usd: float | None = Field(default=None, description="billed provider cost; null without a price table")

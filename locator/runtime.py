@@ -54,6 +54,7 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
                 cache_hits=usage.cache_hits,
                 cache_misses=usage.cache_misses,
                 retries=usage.retries,
+                truncated_prompts=usage.truncated_prompts,
                 model_wall_time_ms=round(usage.model_wall_time_ms, 3),
                 model_critical_path_ms=round(usage.model_critical_path_ms, 3),
                 usd=pricing.usd(usage.physical_input_tokens, usage.physical_output_tokens) if pricing else None,

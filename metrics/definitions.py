@@ -74,6 +74,9 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("cache_hits", c, "requests answered by the decision cache"),
         MetricSpec("cache_misses", c, "requests the decision cache passed to the backend"),
         MetricSpec("retries", c, "transient failures retried by a remote backend"),
+        MetricSpec("truncated_prompts", c, "prompts the backend cut in the middle to fit its model's context "
+                                           "(local_llm's max_prompt_tokens: a task text over half of it, then the "
+                                           "item content); answers to them read less than was asked"),
         MetricSpec("model_wall_time_ms", c, "summed wall time of backend calls"),
         MetricSpec("model_critical_path_ms", c, "wall time during which at least one backend call was in flight"),
         MetricSpec("cost_usd", c, "billed provider cost of the physical calls (needs a price table)"),

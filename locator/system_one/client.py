@@ -36,6 +36,7 @@ class UsageTotals:
     cache_hits: int = 0
     cache_misses: int = 0
     retries: int = 0
+    truncated_prompts: int = 0  # prompts the backend cut to fit its model's context (local_llm's max_prompt_tokens)
     model_wall_time_ms: float = 0.0
     model_critical_path_ms: float = 0.0
 
@@ -123,6 +124,8 @@ class SystemOne:
     def _on_backend_event(self, kind: str, **data: Any) -> None:
         if kind == "retry":
             self._add(UsageTotals(retries=1))
+        elif kind == "truncated_prompt":
+            self._add(UsageTotals(truncated_prompts=1))
         self._emit(EventKind.DECISION, system_one_event=kind, **data)
 
     def _backend_call(self, call: Callable[[], T]) -> tuple[T, float]:

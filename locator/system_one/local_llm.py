@@ -19,7 +19,8 @@ tokens up to where they differ (the system prompt and the task text): the key/va
 longest prefix one of them shares; the tokens it did not encode are its usage's `cached_input_tokens`.
 
 A prompt longer than `max_prompt_tokens` is cut in the middle (the head and tail kept, a marker
-saying how many tokens were cut) and counted (`truncated_prompts` in the trace's backend events):
+saying how many tokens were cut) and counted (a `truncated_prompt` backend event, which the client
+counts as the job's `2 cost/truncated_prompts`):
 first the task text, where it is longer than half the window, to half; then the item content, to
 what is left. A prompt that does not fit even so without its content fails the task.
 """

@@ -33,7 +33,8 @@ RESULT = LocalizationResult(
         ResultFile(path="c.py"),
     ],
     cost=Cost(elapsed_ms=12.5, model_calls=3, tokens=Tokens(input=100, output=20), source_lines_read=40,
-              physical=PhysicalCost(model_calls=1, tokens=Tokens(input=30, output=5), cache_hits=2)),
+              physical=PhysicalCost(model_calls=1, tokens=Tokens(input=30, output=5), cached_input_tokens=12, cache_hits=2,
+                                    retries=4, truncated_prompts=6)),
 )
 GOLD = Gold(
     files=["a.py", "d.py"],
@@ -93,6 +94,7 @@ def test_entity_metrics_are_undefined_without_gold_entities():
 def test_cost_passes_through(scores):
     assert (scores["model_calls"], scores["physical_model_calls"], scores["cache_hits"]) == (3, 1, 2)
     assert (scores["input_tokens"], scores["physical_input_tokens"], scores["source_lines_read"]) == (100, 30, 40)
+    assert (scores["physical_cached_input_tokens"], scores["retries"], scores["truncated_prompts"]) == (12, 4, 6)
 
 
 def test_a_perfect_answer_scores_one():

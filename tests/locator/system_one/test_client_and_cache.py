@@ -59,6 +59,41 @@ def test_the_input_a_backend_prefix_cache_held_is_counted_where_the_call_was_phy
     assert asked.totals().physical_cached_input_tokens == 3 and reused.totals().physical_cached_input_tokens == 0
 
 
+class TruncatingBackend(CountingBackend):
+    """The lexical answers, reporting as local_llm does that it cut each question's prompt to fit."""
+
+    def answer(self, request):
+        from locator.system_one.events import notify
+
+        for _ in request.questions:
+            notify("truncated_prompt", tokens=64, limit=64)
+        return super().answer(request)
+
+
+def test_a_prompt_the_backend_cut_is_counted_where_the_call_was_physical_and_traced(tmp_path):
+    cache = DecisionCache(tmp_path / "decisions.sqlite")
+    trace = Trace()
+    asked = SystemOne(TruncatingBackend(), "m", cache, trace=trace)
+    reused = SystemOne(TruncatingBackend(), "m", cache)
+    asked.ask(STATE, QUESTIONS | {"r": QUESTIONS["q"]})
+    reused.ask(STATE, QUESTIONS | {"r": QUESTIONS["q"]})
+    assert asked.totals().truncated_prompts == 2 and reused.totals().truncated_prompts == 0
+    assert sum(e.data.get("system_one_event") == "truncated_prompt" for e in trace.events) == 2
+
+
+def test_a_tasks_result_counts_the_prompts_its_backend_cut(tmp_path):
+    from locator.repository import RepositoryView
+    from locator.runtime import localize
+    from locator.task import SubjectIdentity, Task
+
+    (tmp_path / "a.py").write_text("def parse_wheel_filename(name):\n    return name\n")
+    task = Task(id="t", text=STATE["task"], subject=SubjectIdentity(repository="r", revision="v"))
+    locator = compose_locator("two_phase", discovery={"file_threshold": 0.0}, reader={"action_threshold": 0.0})
+    client = SystemOne(TruncatingBackend(), "m")
+    result = localize(locator, task, RepositoryView(tmp_path), client, Trace())
+    assert result.cost.physical.truncated_prompts == client.totals().truncated_prompts > 0
+
+
 def test_a_usage_that_cached_more_than_its_input_is_refused():
     with pytest.raises(ValidationError, match="cached_input_tokens 9 exceeds input_tokens 4"):
         Usage(input_tokens=4, output_tokens=1, cached_input_tokens=9)

@@ -299,6 +299,19 @@ def test_global_a_next_best_read_below_the_action_threshold_ends_its_file(tmp_pa
     assert _reads(trace, "pkg/a.py") == [] and _terminations(result) == {"pkg/a.py": "no_action_above_threshold"}
 
 
+def test_global_a_waiting_files_next_best_noul_is_its_own_probability_not_renormalized(tmp_path):
+    repo = RepositoryView(write_tree(tmp_path, {"pkg/a.py": _lines(40), "pkg/b.py": _lines(10)}))
+    rules = [("path: pkg", 0.9), ("stop:", 0.1), ("wait:", 0.6), ("lines 1-", 0.3), ("lines", 0.2)]
+    settings = dict(schedule="global", epoch_width=4, soft_rounds=1, hard_rounds=1, decision_form="noul",
+                    when_all_wait="next_best")
+    # a Noul is about its own option: the next-best read stays at 0.3 (renormalized it would be 0.75 and 0.5)
+    strict, _, strict_trace = _run(repo, rules, locator=_locator(**settings, action_threshold=0.5))
+    assert _reads(strict_trace, "pkg/a.py") == _reads(strict_trace, "pkg/b.py") == []
+    assert set(_terminations(strict).values()) == {"no_action_above_threshold"}
+    _, _, trace = _run(repo, rules, locator=_locator(**settings, action_threshold=0.25))
+    assert _reads(trace, "pkg/b.py") == [(1, 10)] and _reads(trace, "pkg/a.py") == [(1, 20)]
+
+
 def test_global_stop_ends_the_file_at_once(repo):
     rules = [("path: pkg/a.py", 0.9), ("path: pkg/b.py", 0.9), ("stop:", 0.95), ("lines", 0.9)]
     locator = _locator(schedule="global", epoch_width=1, soft_rounds=3, hard_rounds=3)

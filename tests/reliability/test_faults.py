@@ -109,7 +109,9 @@ def test_a_job_whose_terminal_closed_ends_its_run_killed(ws):
     from experiments.paths import PROJECT_ROOT
 
     ws.create_store()
-    job = (f"import os, signal, time, mlflow\nfrom experiments import run\n"
+    # a terminal's job: SIGHUP at its default even where the tests themselves run under nohup (which
+    # every child inherits, and which a job keeps on purpose)
+    job = (f"import os, signal, time, mlflow\nsignal.signal(signal.SIGHUP, signal.SIG_DFL)\nfrom experiments import run\n"
            f"mlflow.set_tracking_uri('sqlite:///{ws.db}')\nmlflow.set_experiment('loclab-demo')\n"
            "with mlflow.start_run() as active:\n"
            "    run._killed_on_stop_signals(active.info.run_id)\n"

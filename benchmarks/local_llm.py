@@ -47,7 +47,7 @@ def main() -> None:
     backend.next_token_logits(ids[:32])  # warm-up: the first forward allocates
     backend._prefixes.clear()  # encoded from scratch
     started = time.perf_counter()
-    backend.next_token_logits(ids)
+    float(backend.next_token_logits(ids)[0][0])  # read back: on a GPU the forward returns before it ends
     seconds = time.perf_counter() - started
     print(f"prompt: {len(ids)} tokens in {seconds:.2f} s = {len(ids) / seconds:.0f} tokens/s")
 

@@ -32,6 +32,8 @@ import importlib.metadata as metadata
 import importlib.util
 import json
 import math
+import os
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -163,7 +165,8 @@ class LocalLLMBackend:
         prompts = hashlib.sha256(json.dumps(self.prompts.__dict__, sort_keys=True).encode()).hexdigest()[:16]
         return (f"local_llm:{self.model}:sha256={self.sha256[:16]}:runtime={runtime_versions()}:prompts={prompts}"
                 f":dtype={self.dtype}:temperature={self.temperature}:max_prompt_tokens={self.max_prompt_tokens}"
-                f":choice_orders={self.choice_orders}:prefix_cache_slots={self._prefixes.slots}")
+                f":choice_orders={self.choice_orders}:prefix_cache_slots={self._prefixes.slots}"
+                f":device={self.device}")  # a GPU's kernels round differently from the CPU's
 
     # --- loading -------------------------------------------------------------------------------------
 
@@ -187,14 +190,21 @@ class LocalLLMBackend:
             gguf = assemble(self.packages, self.sha256, self.cache_dir, self.extra)
             tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-            partial = converted.with_name(converted.name + ".partial")
+            # a staging folder of this process's own: parallel jobs loading a new model convert it side by side,
+            # and the first to finish publishes it (a folder is not replaced over another)
+            partial = converted.with_name(f"{converted.name}.partial-{os.getpid()}-{threading.get_ident()}")
             # dequantized on load: what is saved is plain float32 weights, not a GGUF-quantized model
             model.hf_quantizer = None
             if hasattr(model.config, "quantization_config"):
                 del model.config.quantization_config
             model.save_pretrained(partial)
             tokenizer.save_pretrained(partial)
-            partial.replace(converted)
+            try:
+                partial.rename(converted)
+            except OSError:  # another process published it first: same weights, same runtime
+                if not (converted / "config.json").is_file():
+                    raise
+                shutil.rmtree(partial)
         key = (str(converted), self.device, self.threads, self.dtype)
         if key not in _MODELS:
             tokenizer = AutoTokenizer.from_pretrained(str(converted))

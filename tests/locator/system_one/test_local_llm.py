@@ -125,6 +125,7 @@ def test_the_identity_names_the_weights_the_runtime_the_prompts_and_the_decoding
     assert _backend(tmp_path, temperature=2.0).identity != base.identity
     assert _backend(tmp_path, dtype="bfloat16").identity != base.identity
     assert _backend(tmp_path, prefix_cache_slots=1).identity != base.identity  # bfloat16 answers move with the cache
+    assert ":device=cpu" in base.identity and _backend(tmp_path, device="cuda").identity != base.identity
     assert _backend(tmp_path, **{"prompts.noul": "'Answer true or false.'"}).identity != base.identity
     assert compose_config("system_one=local_llm").system_one.max_concurrency == 1
 

@@ -49,6 +49,8 @@ SETS = {"demo": ["dataset=demo"],
         "dev": ["dataset=swebench_lite_pypi", "split=dev"],
         "test": ["dataset=swebench_lite_pypi", "split=test"]}
 STOP_GRACE_S = 30
+# the scripts it starts import loclab from this checkout whether or not it is installed
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class Pool:
             self.outcome[chunk.number] = "not started (deadline)"
             return
         with (self.workers / f"c{chunk.number:03d}.log").open("w") as log:
-            process = subprocess.Popen(self.command(chunk), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            process = subprocess.Popen(self.command(chunk), cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT,
                                        start_new_session=True)
             self.running[chunk.number] = process
             try:
@@ -124,7 +126,7 @@ def score(store: Path, arm: str, task_set: str, overrides: list[str]) -> int:
                f"tracking.artifact_dir={store / 'mlartifacts'}", f"paths.results_dir={store / 'results'}",
                f"hydra.run.dir={store / 'hydra' / f'score-{arm}-{task_set}'}"]
     with (store / f"score-{arm}-{task_set}.log").open("w") as log:
-        return subprocess.call(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        return subprocess.call(command, cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT)
 
 
 def _names(text: str, known: dict) -> list[str]:
@@ -164,7 +166,7 @@ def main() -> None:
         backend += [f"--weights={o.split('=', 1)[1]}" for o in args.overrides
                     if o.startswith("system_one/weights@system_one.backend=")]
         with (store / "local_llm.txt").open("w") as out:
-            subprocess.run([sys.executable, "benchmarks/local_llm.py", *backend], cwd=ROOT, stdout=out,
+            subprocess.run([sys.executable, "benchmarks/local_llm.py", *backend], cwd=ROOT, env=ENV, stdout=out,
                            stderr=subprocess.STDOUT, check=True)
         print((store / "local_llm.txt").read_text(), flush=True)
 

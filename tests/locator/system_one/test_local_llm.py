@@ -104,6 +104,49 @@ def test_every_weights_option_pins_its_packages_in_its_extra_and_the_lock():
             assert pins[package] in lock, (option.name, pins[package])
 
 
+@needs_model
+def test_a_model_another_job_converted_meanwhile_is_used_and_this_jobs_staging_removed(tmp_path, monkeypatch):
+    """Parallel jobs on a new model each convert it into a staging folder of their own; the one that
+    finishes second finds the model published and keeps that (same weights, same runtime)."""
+    import transformers
+
+    import locator.system_one.local_llm as local_llm
+
+    backend = _backend(tmp_path)
+
+    class Saved:
+        def __init__(self, folder):
+            self.folder = folder
+
+        def save_pretrained(self, folder):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "config.json").write_text("this job")
+            published = next(tmp_path.glob("*.partial-*")).with_name(folder.name.split(".partial-")[0])
+            published.mkdir(exist_ok=True)  # meanwhile, another job published the same conversion
+            (published / "config.json").write_text("the other job")
+
+    class Model(Saved):
+        config = object()
+
+        def to(self, device):
+            return self
+
+        def eval(self):
+            return self
+
+    class Tokenizer(Saved):
+        def encode(self, text, add_special_tokens=False):
+            return [7]
+
+    monkeypatch.setattr(local_llm, "assemble", lambda *args: tmp_path / "model.gguf")
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda folder, **kw: Tokenizer(folder))
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda folder, **kw: Model(folder))
+    tokenizer, model = backend._load()
+    published = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert len(published) == 1 and (published[0] / "config.json").read_text() == "the other job"
+    assert model.folder == str(published[0])
+
+
 def test_settings_out_of_range_are_refused_naming_them(tmp_path):
     from hydra.errors import InstantiationException
 
@@ -155,6 +198,25 @@ def test_a_shared_prefix_is_encoded_once_and_changes_no_answer(model_cache):
     # greedy reading: the same answers again, to float32's rounding (now read with the whole prompt cached)
     assert [again.answers[k].noul for k in ("q0", "q1")] == pytest.approx([first.answers[k].noul for k in ("q0", "q1")], abs=1e-4)
     assert again.usage.input_tokens == first.usage.input_tokens and again.usage.cached_input_tokens > first.usage.cached_input_tokens
+
+
+@needs_model
+def test_only_the_last_position_is_projected_onto_the_vocabulary_and_its_logits_are_the_full_forwards(model_cache):
+    import torch
+
+    backend = _backend(model_cache)
+    tokenizer, model = backend._load()
+    ids = tokenizer.encode(TASK, add_special_tokens=False)
+    projected = []  # positions each vocabulary projection computed: every position's is ~600 KB of floats
+    hook = model.lm_head.register_forward_hook(lambda module, args, out: projected.append(out.shape[1]))
+    try:
+        logits, _ = backend.next_token_logits(ids)
+    finally:
+        hook.remove()
+    assert projected == [1] and len(ids) > 10
+    with torch.no_grad():
+        full = model(torch.tensor([ids])).logits[0, -1].float()
+    assert torch.allclose(logits, full, atol=1e-4)
 
 
 @needs_model

@@ -316,6 +316,10 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
 
     outcomes = _run_tasks(job, work, localize_missing, cfg.concurrency.tasks, f"{locator_name} on {cfg.dataset.name}",
                           trace)
+    if cfg.tracking.traces:
+        # the spans wait in MLflow's batch and its export queue; flushed while the job runs, since at
+        # interpreter exit Python 3.12 refuses the queue its thread and every trace of the job was lost
+        mlflow.flush_trace_async_logging()
     tasks_done = time.perf_counter()
     for outcome in outcomes:  # logged in task order, whatever order they finished in
         if cfg.tracking.task_runs:

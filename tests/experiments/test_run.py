@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -248,6 +250,23 @@ def test_changed_locator_code_never_reuses_an_old_result(tmp_path, subject_cache
     assert changed.data.tags["loclab.run_key"] != first.data.tags["loclab.run_key"]
     same = job()
     assert same.data.metrics["6 tasks/reused"] == 1 and same.data.tags["loclab.run_key"] == changed.data.tags["loclab.run_key"]
+
+
+def test_the_traces_are_in_the_store_before_the_interpreter_exits(ws):
+    """Python 3.12 refuses a new thread once the interpreter is exiting, so MLflow's export queue, if
+    first used then, loses every trace of the job (seen: 0 of 13). Here any Python refuses it after
+    the job returns, as 3.12 does: the job's traces must already be in the store."""
+    exiting_like_3_12 = (
+        "import runpy, sys, threading\n"
+        "def refused(self): raise RuntimeError(\"can't create new thread at interpreter shutdown\")\n"
+        "sys.argv = ['experiments.run', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('experiments.run', run_name='__main__')\n"
+        "finally:\n    threading.Thread.start = refused\n")
+    proc = subprocess.run([sys.executable, "-c", exiting_like_3_12, "limit=3", f"hydra.run.dir={ws.root}/hydra"],
+                          cwd=ws.project, env=ws.env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [job] = ws.jobs()
+    assert len(ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)) == 3
 
 
 def test_tasks_in_flight_at_once_give_the_serial_run_s_results_and_logging(ws):

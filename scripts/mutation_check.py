@@ -221,8 +221,12 @@ MUTATIONS = [
              "c.wait and id(c.state) not in asked_instead", "c.wait",
              ("tests/locator/test_two_phase.py::test_global_a_next_best_read_below_the_action_threshold_ends_its_file",)),
     Mutation("a truncated prompt is not counted", "locator/system_one/local_llm.py",
-             '            self.stats["truncated_prompts"] += 1\n            notify("truncated_prompt", tokens=len(ids), '
+             '            self.stats["truncated_prompts"] += 1\n            notify("truncated_prompt", tokens=whole, sent=len(ids), '
              'limit=self.max_prompt_tokens)', "            pass",
+             ("tests/locator/system_one/test_local_llm.py::test_a_prompt_over_the_limit_has_its_content_cut_and_counted",)),
+    Mutation("a truncated prompt's event gives the length sent as its length", "locator/system_one/local_llm.py",
+             'notify("truncated_prompt", tokens=whole, sent=len(ids), limit=self.max_prompt_tokens)',
+             'notify("truncated_prompt", tokens=len(ids), sent=len(ids), limit=self.max_prompt_tokens)',
              ("tests/locator/system_one/test_local_llm.py::test_a_prompt_over_the_limit_has_its_content_cut_and_counted",)),
     Mutation("a long task text is not cut", "locator/system_one/local_llm.py",
              "        if len(task_ids) > self.max_prompt_tokens // 2:", "        if False:",

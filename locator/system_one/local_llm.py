@@ -240,22 +240,23 @@ class LocalLLMBackend:
     # --- prompts ---------------------------------------------------------------------------------------
 
     def _tokens(self, tokenizer, task: str, question: Question,
-                order: list[str] | None = None) -> tuple[list[int], list[str], bool]:
-        """The prompt's tokens, its option labels, and whether it was cut to fit `max_prompt_tokens`:
+                order: list[str] | None = None) -> tuple[list[int], list[str], int | None]:
+        """The prompt's tokens, its option labels, and its length before a cut (None: not cut) to fit `max_prompt_tokens`:
         first a task text longer than half the window has its middle cut to half (so one long issue
         does not fail every question of its task, and every cut prompt of a task shares the same
         task prefix), then the item content's middle to what is left."""
         user, labels = self.prompts.render(task, question, order)
         ids = self._chat(tokenizer, user)
-        if len(ids) <= self.max_prompt_tokens:
-            return ids, labels, False
+        whole = len(ids)
+        if whole <= self.max_prompt_tokens:
+            return ids, labels, None
         task_ids = tokenizer.encode(task, add_special_tokens=False)
         if len(task_ids) > self.max_prompt_tokens // 2:
             task = self._cut_middle(tokenizer, task_ids, len(task_ids) - self.max_prompt_tokens // 2)
             user = self.prompts.render(task, question, order)[0]
             ids = self._chat(tokenizer, user)
             if len(ids) <= self.max_prompt_tokens:
-                return ids, labels, True
+                return ids, labels, whole
         content = tokenizer.encode(question.content or "", add_special_tokens=False)
         excess = len(ids) - self.max_prompt_tokens + 16
         if len(content) <= excess:
@@ -263,7 +264,7 @@ class LocalLLMBackend:
                                   f"max_prompt_tokens={self.max_prompt_tokens} even without its content "
                                   f"(the task text cut to half of it)")
         shortened = question.model_copy(update={"content": self._cut_middle(tokenizer, content, excess)})
-        return self._chat(tokenizer, self.prompts.render(task, shortened, order)[0]), labels, True
+        return self._chat(tokenizer, self.prompts.render(task, shortened, order)[0]), labels, whole
 
     def _cut_middle(self, tokenizer, ids: list[int], excess: int) -> str:
         """The text of `ids` less `excess` tokens from its middle, a marker saying how many in their place."""
@@ -304,10 +305,10 @@ class LocalLLMBackend:
 
     def _read(self, tokenizer, task: str, question: Question, order: list[str] | None = None) -> tuple[list[float], Usage]:
         """The label distribution after one rendering of the question, and that reading's usage."""
-        ids, labels, truncated = self._tokens(tokenizer, task, question, order)
-        if truncated:
+        ids, labels, whole = self._tokens(tokenizer, task, question, order)
+        if whole is not None:
             self.stats["truncated_prompts"] += 1
-            notify("truncated_prompt", tokens=len(ids), limit=self.max_prompt_tokens)
+            notify("truncated_prompt", tokens=whole, sent=len(ids), limit=self.max_prompt_tokens)
         logits, cached = self.next_token_logits(ids)
         usage = Usage(input_tokens=len(ids), output_tokens=1, cached_input_tokens=cached)  # one next token read
         if question.type == "noul":
@@ -338,14 +339,14 @@ class LocalLLMBackend:
         tokenizer, model = self._load()
         text = tokenizer.apply_chat_template(request.messages, tokenize=False, add_generation_prompt=True)
         ids = tokenizer.encode(text, add_special_tokens=False)
-        limit = self.max_prompt_tokens
-        truncated = len(ids) > limit
+        limit, whole = self.max_prompt_tokens, len(ids)
+        truncated = whole > limit
         if truncated:
             marker = tokenizer.encode(self.prompts.truncation.format(tokens=len(ids) - limit), add_special_tokens=False)
             keep = (limit - len(marker)) // 2
             ids = ids[:keep] + marker + ids[len(ids) - keep:]
             self.stats["truncated_prompts"] += 1
-            notify("truncated_prompt", tokens=len(ids), limit=limit)
+            notify("truncated_prompt", tokens=whole, sent=len(ids), limit=limit)
         with self._lock, torch.no_grad():
             out = model.generate(torch.tensor([ids], device=self.device), attention_mask=torch.ones(1, len(ids), dtype=torch.long,
                                  device=self.device), max_new_tokens=request.max_tokens, do_sample=False,

@@ -247,10 +247,17 @@ def test_bfloat16_computes_in_bfloat16_and_answers_near_float32(model_cache):
 
 @needs_model
 def test_a_prompt_over_the_limit_has_its_content_cut_and_counted(model_cache):
+    from locator.system_one.events import sink
+
     backend = _backend(model_cache, max_prompt_tokens=256)
     long = FORMATTING.model_copy(update={"content": "\n".join(f"    line_{i} = compute({i})" for i in range(400))})
-    answer = backend.answer(_request(long)).answers["q0"]
+    events = []
+    with sink(lambda kind, **data: events.append((kind, data))):
+        answer = backend.answer(_request(long)).answers["q0"]
     assert 0.0 <= answer.noul <= 1.0 and backend.stats["truncated_prompts"] == 1
+    # the event says how long the prompt was and what was sent of it
+    [(kind, data)] = events
+    assert kind == "truncated_prompt" and data["tokens"] > 2_000 and data["sent"] <= data["limit"] == 256
     tight = _backend(model_cache, max_prompt_tokens=64)
     with pytest.raises(LocalModelError, match="does not fit"):
         tight.answer(_request(long))

@@ -25,6 +25,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ class Pool:
         self.workers = store / "workers"
         self.running: dict[int, subprocess.Popen] = {}
         self.outcome: dict[int, str] = {}
+        self._starting = threading.Lock()
         # composed here, once: Hydra's global state does not allow composing from the pool's threads
         self.has_cache = OmegaConf.select(compose_config(*overrides), "system_one.cache") is not None
 
@@ -91,21 +93,35 @@ class Pool:
                 f"paths.results_dir={self.store / 'results'}", f"hydra.run.dir={own}.hydra", *cache]
 
     def run(self, chunk: Chunk) -> None:
-        if time.monotonic() >= self.deadline:
-            self.outcome[chunk.number] = "not started (deadline)"
-            return
-        with (self.workers / f"c{chunk.number:03d}.log").open("w") as log:
+        with self._starting:  # a chunk is started and registered at once, or not after stop_all
+            if time.monotonic() >= self.deadline:
+                self.outcome[chunk.number] = "not started (deadline)"
+                return
+            log = (self.workers / f"c{chunk.number:03d}.log").open("w")
             process = subprocess.Popen(self.command(chunk), cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT,
                                        start_new_session=True)
             self.running[chunk.number] = process
-            try:
-                rc = process.wait(timeout=max(self.deadline - time.monotonic(), 0))
-                self.outcome[chunk.number] = f"rc {rc}"
-            except subprocess.TimeoutExpired:
-                self.outcome[chunk.number] = "stopped at the deadline"
-                _stop(process)
-            finally:
-                del self.running[chunk.number]
+        try:
+            rc = process.wait(timeout=max(self.deadline - time.monotonic(), 0))
+            self.outcome[chunk.number] = f"rc {rc}"
+        except subprocess.TimeoutExpired:
+            self.outcome[chunk.number] = "stopped at the deadline"
+            _stop(process)
+        finally:
+            log.close()
+            del self.running[chunk.number]
+
+    def stop_all(self) -> None:
+        """No chunk starts any more, and every running one is stopped (its run ends KILLED)."""
+        with self._starting:
+            self.deadline = 0.0
+            running = list(self.running.values())
+        for process in running:
+            _stop(process)
+
+
+def _interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -176,8 +192,13 @@ def main() -> None:
     chunks = [Chunk(n, c.arm, c.task_set, c.tasks) for n, c in enumerate(chunks)]
     print(f"{len(chunks)} chunks of up to {args.chunk} tasks on {args.workers} workers; "
           f"{', '.join(f'{s}: {len(ids[s])} tasks' for s in sets)}", flush=True)
+    signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside as by Ctrl-C: its chunks with it
     with ThreadPoolExecutor(args.workers) as executor:
-        list(executor.map(pool.run, chunks))
+        try:
+            list(executor.map(pool.run, chunks))
+        except KeyboardInterrupt:
+            pool.stop_all()  # each chunk is a session of its own: nothing else would stop it
+            raise
     localized = time.monotonic() - started
     for chunk in chunks:
         print(f"c{chunk.number:03d} {chunk.arm} {chunk.task_set} {len(chunk.tasks)} tasks: {pool.outcome[chunk.number]}")

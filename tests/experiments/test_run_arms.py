@@ -3,10 +3,14 @@ each (arm, set) scored into one store, as the serial job would have scored it.""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from experiments.paths import PROJECT_ROOT
 from tests.experiments.cli import Workspace
@@ -47,3 +51,37 @@ def test_at_the_deadline_no_chunk_starts_and_the_unlocalized_tasks_are_scored_fa
     assert proc.returncode == 1  # the score job failed: no task had a result
     assert proc.stdout.count("not started (deadline)") == 2 and "score two_phase demo: rc 3" in proc.stdout
     assert "demo-itsdangerous-001: no saved result" in (tmp_path / "arms" / "score-two_phase-demo.log").read_text()
+
+
+def test_stopped_from_outside_it_stops_its_running_chunks_and_starts_no_more(tmp_path, subject_cache):
+    """Each chunk runs in a session of its own, so a signal to run_arms alone would leave it running."""
+    ws = Workspace(tmp_path / "ws", subject_cache)
+    store = tmp_path / "arms"
+    driver = subprocess.Popen([sys.executable, "benchmarks/run_arms.py", "--store", str(store), "--workers", "1",
+                               "--deadline-s", "600", "--jobs", "two_phase:demo,semantic_zoom:demo", "--chunk", "13"],
+                              cwd=PROJECT_ROOT, env=ws.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    chunk = store / "workers" / "c000.db"
+    deadline = time.monotonic() + 120
+    # the first chunk's job is localizing (its first task saved; the store is its own until it ends: opening
+    # it meanwhile would race the job's migration of it)
+    while not any((store / "results").rglob("localization-result.json")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    driver.send_signal(signal.SIGTERM)
+    out, _ = driver.communicate(timeout=120)
+    assert driver.returncode != 0 and "KeyboardInterrupt" in out
+    left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and str(store).encode() in _cmdline(p)]
+    assert not left, [_cmdline(p) for p in left]
+    assert [run.info.status for run in _runs(chunk)] == ["KILLED"]
+    assert not (store / "workers" / "c001.log").exists()  # the next chunk never started
+
+
+def _runs(db: Path) -> list:
+    client = MlflowClient(tracking_uri=f"sqlite:///{db}")
+    return client.search_runs([e.experiment_id for e in client.search_experiments()])
+
+
+def _cmdline(process: Path) -> bytes:
+    try:
+        return (process / "cmdline").read_bytes()
+    except OSError:  # ended meanwhile
+        return b""

@@ -145,11 +145,12 @@ def score(store: Path, arm: str, task_set: str, overrides: list[str]) -> int:
         return subprocess.call(command, cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT)
 
 
-def _names(text: str, known: dict) -> list[str]:
+def _names(text: str, known: dict, what: str) -> list[str]:
     names = [n for n in text.split(",") if n]
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise SystemExit(f"unknown {unknown or 'empty list'}: choose from {', '.join(known)}")
+        raise SystemExit(f"run_arms: {what}: {'unknown ' + ', '.join(map(repr, unknown)) if unknown else 'none named'}; "
+                         f"choose from {', '.join(known)}")
     return names
 
 
@@ -166,10 +167,13 @@ def main() -> None:
     args = parser.parse_args()
     started = time.monotonic()
     if args.jobs:
-        pairs = [pair.split(":", 1) if ":" in pair else (pair, "") for pair in args.jobs.split(",") if pair]
-        jobs = [(_names(arm, ARMS)[0], _names(task_set, SETS)[0]) for arm, task_set in pairs]
+        pairs = [pair.partition(":") for pair in args.jobs.split(",") if pair]
+        jobs = [(_names(arm, ARMS, f"--jobs {arm}{colon}{task_set}: the arm")[0],
+                 _names(task_set, SETS, f"--jobs {arm}{colon}{task_set}: the set (ARM:SET)")[0])
+                for arm, colon, task_set in pairs]
+        jobs = list(dict.fromkeys(jobs))  # a pair named twice is run once
     else:
-        jobs = [(arm, s) for arm in _names(args.arms, ARMS) for s in _names(args.sets, SETS)]
+        jobs = [(arm, s) for arm in _names(args.arms, ARMS, "--arms") for s in _names(args.sets, SETS, "--sets")]
     sets = list(dict.fromkeys(s for _, s in jobs))
     if args.workers < 1 or args.chunk < 1:
         raise SystemExit("--workers and --chunk must be >= 1")
@@ -181,15 +185,18 @@ def main() -> None:
         backend = [o for o in args.overrides if o.startswith("system_one.")]
         backend += [f"--weights={o.split('=', 1)[1]}" for o in args.overrides
                     if o.startswith("system_one/weights@system_one.backend=")]
-        with (store / "local_llm.txt").open("w") as out:
-            subprocess.run([sys.executable, "benchmarks/local_llm.py", *backend], cwd=ROOT, env=ENV, stdout=out,
-                           stderr=subprocess.STDOUT, check=True)
-        print((store / "local_llm.txt").read_text(), flush=True)
+        measured = store / "local_llm.txt"
+        with measured.open("w") as out:
+            rc = subprocess.call([sys.executable, "benchmarks/local_llm.py", *backend], cwd=ROOT, env=ENV, stdout=out,
+                                 stderr=subprocess.STDOUT)
+        if rc:  # every chunk would fail the same way: nothing is started
+            raise SystemExit(f"run_arms: the model did not load (rc {rc}); no chunk started. {measured}:\n"
+                             + "\n".join(measured.read_text().splitlines()[-15:]))
+        print(measured.read_text(), flush=True)
 
     ids = {s: task_ids(s, args.overrides) for s in sets}
-    chunks = [Chunk(0, arm, s, tuple(ids[s][i:i + args.chunk])) for arm, s in jobs
-              for i in range(0, len(ids[s]), args.chunk)]
-    chunks = [Chunk(n, c.arm, c.task_set, c.tasks) for n, c in enumerate(chunks)]
+    pieces = [(arm, s, tuple(ids[s][i:i + args.chunk])) for arm, s in jobs for i in range(0, len(ids[s]), args.chunk)]
+    chunks = [Chunk(n, *piece) for n, piece in enumerate(pieces)]
     print(f"{len(chunks)} chunks of up to {args.chunk} tasks on {args.workers} workers; "
           f"{', '.join(f'{s}: {len(ids[s])} tasks' for s in sets)}", flush=True)
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside as by Ctrl-C: its chunks with it

@@ -241,8 +241,8 @@ class LocalLLMBackend:
 
     def _tokens(self, tokenizer, task: str, question: Question,
                 order: list[str] | None = None) -> tuple[list[int], list[str], int | None]:
-        """The prompt's tokens, its option labels, and its length before a cut (None: not cut) to fit `max_prompt_tokens`:
-        first a task text longer than half the window has its middle cut to half (so one long issue
+        """The prompt's tokens, its option labels, and its length before a cut to fit `max_prompt_tokens`
+        (None: not cut). First a task text longer than half the window has its middle cut to half (so one long issue
         does not fail every question of its task, and every cut prompt of a task shares the same
         task prefix), then the item content's middle to what is left."""
         user, labels = self.prompts.render(task, question, order)

@@ -4,6 +4,7 @@ OpenAI-compatible `llama-server` with a GGUF model (for `system_one=openai_logpr
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import signal
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -59,6 +60,19 @@ def _wait_until_accepting(url: str, deadline: float) -> None:
 
 LLAMA_SERVER_ENV = "LOCLAB_LLAMA_SERVER"
 LLAMA_SERVER_BUILD = "bash scripts/build_llama_server.sh"
+# what the build's folder name is a digest of, in this order (the script's RECIPE)
+LLAMA_SERVER_RECIPE = ("scripts/build_llama_server.sh", "scripts/llama_server_kernels.cmake")
+
+
+def llama_server_build_dir() -> Path:
+    """Where `scripts/build_llama_server.sh` keeps its build: llama.cpp/VERSION-RECIPE under the cache,
+    VERSION read from the script, RECIPE the digest of the script and its cmake include, so a binary
+    built by an older recipe is never the one found."""
+    script, *_ = recipe = [PROJECT_ROOT / rel for rel in LLAMA_SERVER_RECIPE]
+    version = re.search(r"^VERSION=(\S+)$", script.read_text(encoding="utf-8"), re.MULTILINE).group(1)
+    digest = hashlib.sha256(b"".join(path.read_bytes() for path in recipe)).hexdigest()[:12]
+    cache = Path(os.environ.get("LOCLAB_CACHE_DIR") or Path.home() / ".cache" / "loclab")
+    return cache / "llama.cpp" / f"{version}-{digest}"
 
 
 def llama_server_binary() -> Path | None:
@@ -66,8 +80,7 @@ def llama_server_binary() -> Path | None:
     named = os.environ.get(LLAMA_SERVER_ENV)
     if named:
         return Path(named)
-    cache = Path(os.environ.get("LOCLAB_CACHE_DIR") or Path.home() / ".cache" / "loclab")
-    built = cache / "llama.cpp" / "11434.0.0" / "bin" / "llama-server"
+    built = llama_server_build_dir() / "bin" / "llama-server"
     return built if built.is_file() else None
 
 
@@ -93,7 +106,9 @@ def llama_cpp_server(binary: Path, model: Path, *, threads: int = 2, context: in
         while True:
             if proc.poll() is not None:
                 log.seek(0)
-                raise RuntimeError(f"llama-server exited with {proc.returncode}: {log.read()[-2000:]}")
+                why = (" (SIGILL: an instruction this CPU refuses; rebuild it here with "
+                       f"{LLAMA_SERVER_BUILD})" if proc.returncode == -signal.SIGILL else "")
+                raise RuntimeError(f"llama-server exited with {proc.returncode}{why}: {log.read()[-2000:]}")
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
                     break
@@ -104,6 +119,7 @@ def llama_cpp_server(binary: Path, model: Path, *, threads: int = 2, context: in
             time.sleep(0.2)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        with suppress(ProcessLookupError):  # a server that died starting has no group left to stop
+            os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
         log.close()

@@ -6,13 +6,17 @@
 # so it is compiled, once: the CPU kernels at -O3, the rest (server, HTTP, JSON, model graphs) at -O0
 # (scripts/llama_server_kernels.cmake), 478 s of CPU, about 4 minutes on 2 cores (all at -O3: 523 s
 # wall); .ci/run builds it beside the install. The binary is kept under
-#   ${LOCLAB_CACHE_DIR:-~/.cache/loclab}/llama.cpp/11434.0.0/bin/llama-server
-# and printed on the last line. Needs cmake, ninja or make, and a C++17 compiler (all on this machine).
+#   ${LOCLAB_CACHE_DIR:-~/.cache/loclab}/llama.cpp/11434.0.0-RECIPE/bin/llama-server
+# and printed on the last line, RECIPE being the first 12 hex digits of the sha256 of this script and
+# scripts/llama_server_kernels.cmake: a changed build never reuses a binary built the old way
+# (experiments/system_one_process.py finds it by the same digest). Needs cmake, ninja or make, and a
+# C++17 compiler (all on this machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION=11434.0.0
 SHA256=b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45
-PREFIX="${LOCLAB_CACHE_DIR:-$HOME/.cache/loclab}/llama.cpp/$VERSION"
+RECIPE="$(cat scripts/build_llama_server.sh scripts/llama_server_kernels.cmake | sha256sum | cut -c1-12)"
+PREFIX="${LOCLAB_CACHE_DIR:-$HOME/.cache/loclab}/llama.cpp/$VERSION-$RECIPE"
 BIN="$PREFIX/bin/llama-server"
 if [ -x "$BIN" ] && "$BIN" --version >/dev/null 2>&1; then
   echo "$BIN"

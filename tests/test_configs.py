@@ -154,3 +154,12 @@ def test_a_remote_system_one_has_a_connection_for_every_request_the_job_can_have
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):  # the server's config has no tasks
         served = compose("serve", overrides=[f"system_one={system_one}"])
     assert served.system_one.backend.max_connections == per_task
+
+
+def test_the_local_model_s_threads_are_the_yaml_s_unless_the_environment_names_them(monkeypatch):
+    """2 from conf/system_one/local_llm.yaml; LOCLAB_MODEL_THREADS (scripts/test.sh: the cores over its
+    workers) replaces it as a number, never as a string torch would refuse."""
+    monkeypatch.delenv("LOCLAB_MODEL_THREADS", raising=False)
+    assert compose_config("system_one=local_llm").system_one.backend.threads == 2
+    monkeypatch.setenv("LOCLAB_MODEL_THREADS", "1")
+    assert compose_config("system_one=local_llm").system_one.backend.threads == 1

@@ -39,7 +39,7 @@ def gguf():
 
 @pytest.fixture(scope="module")
 def served(gguf):
-    with llama_cpp_server(BINARY, gguf) as url:
+    with llama_cpp_server(BINARY, gguf, threads=compose_config("system_one=local_llm").system_one.backend.threads) as url:
         yield url
 
 

@@ -1269,6 +1269,18 @@ MUTATIONS = [
     Mutation("a served noul reads `False` as no answer", "locator/system_one/openai_logprobs.py",
              'question.type == "noul"), usage', "False), usage",
              ("tests/locator/system_one/test_openai_logprobs.py::test_answers_are_read_from_logprobs",)),
+    Mutation("the server finder's recipe digest leaves out the cmake include", "experiments/system_one_process.py",
+             'b"".join(path.read_bytes() for path in recipe)', "script.read_bytes()",
+             ("tests/experiments/test_system_one_process.py::test_the_build_script_and_the_server_finder_agree_on_the_folder",)),
+    Mutation("a server that died of SIGILL is reported without why", "experiments/system_one_process.py",
+             "if proc.returncode == -signal.SIGILL else", "if False else",
+             ("tests/experiments/test_system_one_process.py::test_a_server_that_dies_of_sigill_says_so_and_how_to_rebuild",)),
+    Mutation("stopping a server that died starting raises over its error", "experiments/system_one_process.py",
+             "with suppress(ProcessLookupError):", "with suppress(KeyError):",
+             ("tests/experiments/test_system_one_process.py::test_a_server_that_dies_of_sigill_says_so_and_how_to_rebuild",)),
+    Mutation("local_llm's threads ignore LOCLAB_MODEL_THREADS", "conf/system_one/local_llm.yaml",
+             "threads: ${oc.decode:${oc.env:LOCLAB_MODEL_THREADS,2}}", "threads: 2",
+             ("tests/test_configs.py::test_the_local_model_s_threads_are_the_yaml_s_unless_the_environment_names_them",)),
 ]
 
 

@@ -27,9 +27,11 @@ def test_the_build_script_and_the_server_finder_agree_on_the_folder(tmp_path, mo
     monkeypatch.delenv(system_one_process.LLAMA_SERVER_ENV, raising=False)
     assert llama_server_binary() is None
     built = _fake_binary(llama_server_build_dir() / "bin" / "llama-server", "exit 0")
-    # the script finds a working binary where it builds one and prints it instead of compiling
+    # the script finds a working binary where it builds one and prints it instead of compiling; its
+    # download goes nowhere, so a finder that looks elsewhere fails here at once rather than compiling
+    nowhere = {"https_proxy": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}
     out = subprocess.run(["bash", "scripts/build_llama_server.sh"], cwd=PROJECT_ROOT, capture_output=True,
-                         text=True, timeout=60, env={**os.environ, "LOCLAB_CACHE_DIR": str(tmp_path)}, check=True)
+                         text=True, timeout=60, env={**os.environ, "LOCLAB_CACHE_DIR": str(tmp_path), **nowhere}, check=True)
     assert out.stdout.strip().splitlines()[-1] == str(built)
     assert llama_server_binary() == built
 

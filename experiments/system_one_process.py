@@ -91,10 +91,11 @@ def _free_port() -> int:
 
 
 @contextmanager
-def llama_cpp_server(binary: Path, model: Path, *, threads: int = 2, context: int = 4096, slots: int = 1):
+def llama_cpp_server(binary: Path, model: Path, *, threads: int, context: int = 4096, slots: int = 1):
     """llama.cpp's OpenAI-compatible server on 127.0.0.1 with `model` (a GGUF file); yields its `/v1`
-    base URL once `/health` answers ok, and stops it by process group. One slot by default: on 2
-    cores parallel decoding only divides the same threads."""
+    base URL once `/health` answers ok, and stops it by process group. `threads` as the embedded
+    backend's (`system_one.backend.threads` of local_llm.yaml). One slot by default: on 2 cores
+    parallel decoding only divides the same threads."""
     port = _free_port()
     cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-t", str(threads),
            "-c", str(context * slots), "--parallel", str(slots), "--no-webui"]

@@ -1281,6 +1281,9 @@ MUTATIONS = [
     Mutation("local_llm's threads ignore LOCLAB_MODEL_THREADS", "conf/system_one/local_llm.yaml",
              "threads: ${oc.decode:${oc.env:LOCLAB_MODEL_THREADS,2}}", "threads: 2",
              ("tests/test_configs.py::test_the_local_model_s_threads_are_the_yaml_s_unless_the_environment_names_them",)),
+    Mutation("local_llm takes any thread count", "locator/system_one/local_llm.py",
+             "if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:", "if False:",
+             ("tests/test_configs.py::test_a_thread_count_that_is_not_a_whole_positive_number_is_refused_naming_the_setting",)),
 ]
 
 

@@ -163,3 +163,14 @@ def test_the_local_model_s_threads_are_the_yaml_s_unless_the_environment_names_t
     assert compose_config("system_one=local_llm").system_one.backend.threads == 2
     monkeypatch.setenv("LOCLAB_MODEL_THREADS", "1")
     assert compose_config("system_one=local_llm").system_one.backend.threads == 1
+
+
+@pytest.mark.parametrize("value", ["0", "two", "1.5"])
+def test_a_thread_count_that_is_not_a_whole_positive_number_is_refused_naming_the_setting(value, monkeypatch):
+    from hydra.errors import InstantiationException
+
+    from tests.configs import backend
+    monkeypatch.setenv("LOCLAB_MODEL_THREADS", value)
+    with pytest.raises(InstantiationException, match=r"system_one\.backend\.threads must be a whole number >= 1 "
+                                                      r"\(or LOCLAB_MODEL_THREADS\), got"):
+        backend("local_llm")

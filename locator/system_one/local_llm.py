@@ -143,6 +143,9 @@ class LocalLLMBackend:
         self.sha256 = sha256
         self.cache_dir = Path(cache_dir)
         self.device = device
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise LocalModelError(f"system_one.backend.threads must be a whole number >= 1 (or LOCLAB_MODEL_THREADS), "
+                                  f"got {threads!r}")
         self.threads = threads
         self.dtype = dtype
         self.max_prompt_tokens = max_prompt_tokens

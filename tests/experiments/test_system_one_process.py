@@ -50,5 +50,5 @@ def test_a_changed_recipe_is_a_different_folder(tmp_path, monkeypatch):
 def test_a_server_that_dies_of_sigill_says_so_and_how_to_rebuild(tmp_path):
     binary = _fake_binary(tmp_path / "bin" / "llama-server", "echo loading model; kill -ILL $$")
     with pytest.raises(RuntimeError, match=r"exited with -4 \(SIGILL.*build_llama_server.sh\).*loading model"):
-        with llama_cpp_server(binary, tmp_path / "model.gguf"):
+        with llama_cpp_server(binary, tmp_path / "model.gguf", threads=1):
             pass

@@ -120,8 +120,25 @@ class Pool:
             _stop(process)
 
 
+class Stopped(KeyboardInterrupt):
+    """Stopped from outside: Ctrl-C (SIGINT) or SIGTERM; `signum` says which, for the exit status."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
 def _interrupted(signum, frame) -> None:
-    raise KeyboardInterrupt
+    raise Stopped(signum)
+
+
+def check_overrides(overrides: list[str]) -> None:
+    """The overrides compose (one line naming the one Hydra refuses, not its traceback)."""
+    try:
+        compose_config(*overrides)
+    except Exception as exc:  # noqa: BLE001 - Hydra raises several types for a bad override
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SystemExit(f"run_arms: an override Hydra refuses: {first}") from None
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -165,6 +182,10 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=3, help="tasks per localizing process")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
+    if not args.deadline_s > 0:
+        parser.error(f"--deadline-s is the seconds from start after which no chunk runs: a positive number, got "
+                     f"{args.deadline_s:g}")
+    check_overrides(args.overrides)
     started = time.monotonic()
     if args.jobs:
         pairs = [pair.partition(":") for pair in args.jobs.split(",") if pair]
@@ -200,15 +221,21 @@ def main() -> None:
     print(f"{len(chunks)} chunks of up to {args.chunk} tasks on {args.workers} workers; "
           f"{', '.join(f'{s}: {len(ids[s])} tasks' for s in sets)}", flush=True)
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside as by Ctrl-C: its chunks with it
+    stopped: Stopped | None = None
     with ThreadPoolExecutor(args.workers) as executor:
         try:
             list(executor.map(pool.run, chunks))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            stopped = exc if isinstance(exc, Stopped) else Stopped()
             pool.stop_all()  # each chunk is a session of its own: nothing else would stop it
-            raise
     localized = time.monotonic() - started
     for chunk in chunks:
-        print(f"c{chunk.number:03d} {chunk.arm} {chunk.task_set} {len(chunk.tasks)} tasks: {pool.outcome[chunk.number]}")
+        print(f"c{chunk.number:03d} {chunk.arm} {chunk.task_set} {len(chunk.tasks)} tasks: "
+              f"{pool.outcome.get(chunk.number, 'not started (stopped)')}")
+    if stopped is not None:  # what ran is in the store; nothing is scored (a rerun with the same store resumes)
+        print(f"stopped by {signal.Signals(stopped.signum).name} after {localized:.0f} s: the chunks above were "
+              "stopped or not started; nothing was scored", flush=True)
+        sys.exit(128 + stopped.signum)
 
     # the first job of each experiment creates it alone; the rest share the store
     firsts = {next(j for j in jobs if SETS[j[1]][0] == SETS[s][0]) for s in sets}

@@ -92,10 +92,25 @@ def hunk_anchors(patch: str) -> list[HunkAnchor]:
         if patched.is_added_file or is_test_path(path):
             continue
         for hunk in patched:
-            old = [line.value for line in hunk if line.is_context or line.is_removed]
-            anchors.append(HunkAnchor(path=path, region=region, start_line=max(hunk.source_start, 1), old_lines=old))
+            anchors.append(HunkAnchor(path=path, region=region, start_line=max(hunk.source_start, 1),
+                                      old_lines=_old_side(hunk)))
             region += 1
     return anchors
+
+
+_NO_NEWLINE = "\\"  # unidiff's line type of "\\ No newline at end of file"
+
+
+def _old_side(hunk) -> list[str]:
+    """A hunk's old-side lines as they are in the file: a line the patch marks "\\ No newline at end
+    of file" is the file's last and has no newline, though the patch text gives it one."""
+    lines = list(hunk)
+    old = []
+    for i, line in enumerate(lines):
+        if line.is_context or line.is_removed:
+            marked = i + 1 < len(lines) and lines[i + 1].line_type == _NO_NEWLINE
+            old.append(line.value.removesuffix("\n") if marked else line.value)
+    return old
 
 
 def place_gold(gold: Gold, source_of: Callable[[str], str | None], what: str) -> tuple[Gold, list[str]]:

@@ -110,6 +110,9 @@ def load_swebench_traces(path: str | Path, name: str, version: str, description:
                                         "problem_statement_chars": len(row.task.text)}
         task = row.task.model_copy(update={"text": trace.text, "metadata": metadata})
         rows.append(ManifestRow(task=task, subject=row.subject, gold=row.gold))
+    if not rows:
+        raise ManifestError(f"{path}: none of its {len(source.rows)} rows has a failure trace in its problem statement "
+                            f"(a traceback or an error line), so the trace set {name} holds no task")
     return build_manifest(name, version, description, GOLD_RULE, rows, str(path))
 
 

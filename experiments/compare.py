@@ -98,20 +98,33 @@ def duplicate_metrics(frames: list[pd.DataFrame], metrics: list[str]) -> dict[st
     return duplicates
 
 
-def correct_across(tables: list[pd.DataFrame], duplicates: dict[str, str]) -> int:
+def constant_metrics(frames: list[pd.DataFrame], metrics: list[str]) -> list[str]:
+    """Metrics with one value over every task of every arm (`false_complete_claims` at 0 everywhere): no
+    difference to test, so no place in the Holm family (it would only make the others' p larger)."""
+    constant = []
+    for metric in metrics:
+        values = pd.concat([pd.to_numeric(f[metric], errors="coerce") for f in frames if metric in f]).dropna()
+        if len(values) and values.round(12).nunique() == 1:
+            constant.append(metric)
+    return constant
+
+
+def correct_across(tables: list[pd.DataFrame], duplicates: dict[str, str], constant: list[str] = ()) -> int:
     """Holm over every quality comparison of the report (each arm against the baseline), each
-    distinct metric once; sets `p_holm` in place, says in `holm_family` why a row is outside the
-    family, and returns the family size."""
+    distinct metric once, none constant over every run; sets `p_holm` in place, says in
+    `holm_family` why a row is outside the family, and returns the family size."""
     family = [(table, metric) for table in tables for metric in table.index
               if table.loc[metric, "kind"] == MetricKind.QUALITY.value and metric not in duplicates
-              and not pd.isna(table.loc[metric, "p"])]
+              and metric not in constant and not pd.isna(table.loc[metric, "p"])]
     adjusted = holm([float(table.loc[metric, "p"]) for table, metric in family])
     for (table, metric), p in zip(family, adjusted):
         table.loc[metric, "p_holm"] = p
         table.loc[metric, "holm_family"] = "in"
     for table in tables:
         for metric in table.index:
-            if metric in duplicates:
+            if metric in constant:
+                table.loc[metric, "holm_family"] = "constant: not tested"
+            elif metric in duplicates:
                 table.loc[metric, "holm_family"] = f"= {duplicates[metric]}"
             elif table.loc[metric, "kind"] != MetricKind.QUALITY.value:
                 table.loc[metric, "holm_family"] = "cost: not corrected"
@@ -167,13 +180,16 @@ def main(argv: list[str] | None = None) -> int:
     metrics = list(QUALITY + COST)
     others = [(other, task_values(other).loc[shared]) for other in arms[1:]]
     comparisons = [compare_frames(base_tasks, other_tasks, metrics) for _, other_tasks in others]
-    duplicates = duplicate_metrics([base_tasks] + [t for _, t in others], list(QUALITY))
-    family = correct_across(comparisons, duplicates)
+    frames = [base_tasks] + [t for _, t in others]
+    constant = constant_metrics(frames, list(QUALITY))
+    duplicates = duplicate_metrics(frames, [m for m in QUALITY if m not in constant])
+    family = correct_across(comparisons, duplicates, constant)
     clusters = int(base_tasks["repository"].nunique())
     print(f"paired tests: {PERMUTATION_TEST} over {clusters} repositories (the CIs resample the same); Holm across "
           f"{family} comparisons ({len(others)} arm(s) x distinct quality metrics"
           + (f"; {len(duplicates)} duplicate metric(s) tested once: "
-             + ", ".join(f"{m} = {d}" for m, d in duplicates.items()) if duplicates else "") + ")")
+             + ", ".join(f"{m} = {d}" for m, d in duplicates.items()) if duplicates else "")
+          + (f"; constant over every run, so not tested: {', '.join(constant)}" if constant else "") + ")")
     if clusters < MIN_CLUSTERS_FOR_CI:
         print(f"warning: {clusters} repositories are too few for a reliable cluster CI or test "
               f"(fewer than {MIN_CLUSTERS_FOR_CI}): read the intervals as coarse")

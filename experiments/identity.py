@@ -5,8 +5,8 @@ import closure of the module that turns a subject into a result (`experiments.pr
 materializers, the view and its listing, the context, the runtime) and of every module a job's
 config names as a `_target_` (the locator and its components, the System One backend) — and the
 **installed distributions those modules import**, with the distributions they require: each one's
-version and a digest of its installed Python source (with every other installed file's name and
-size), so an upgraded or edited PyStemmer, numpy, tree-sitter grammar or embedding stack never reuses
+version and a digest of everything it installed (Python source, compiled extensions, data: by
+content), so an upgraded or edited PyStemmer, numpy, tree-sitter grammar or embedding stack never reuses
 an old result. Code off that path (metrics, rendering, analysis, README, tests) is not in it:
 rescoring a saved result with changed metrics is what saved results are for.
 
@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
+import os
 import importlib.metadata as metadata
 import subprocess
 import sys
@@ -39,7 +41,8 @@ from omegaconf import DictConfig, OmegaConf
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from experiments.paths import PROJECT_ROOT, git_revision
+from experiments.paths import PROJECT_ROOT, default_cache_dir, git_revision
+from locator.files import write_atomically
 from locator.result import CodeIdentity, Dependency, WeightFile
 from locator.system_one.backend import Backend
 
@@ -100,7 +103,8 @@ def module_closure(roots: Iterable[str]) -> tuple[tuple[str, ...], frozenset[str
     those modules import."""
     seen: set[str] = set()
     others: set[str] = set()
-    todo = [r for r in roots if _project_file(r) is not None]
+    parts = [r.split(".") for r in roots]  # importing a.b.c runs a and a.b too
+    todo = [p for p in {".".join(r[:i]) for r in parts for i in range(1, len(r) + 1)} if _project_file(p) is not None]
     while todo:
         module = todo.pop()
         if module in seen:
@@ -141,24 +145,72 @@ def _requirements(dist: metadata.Distribution) -> list[str]:
 @cache
 def _dependency(name: str) -> Dependency | None:
     """One installed distribution: its version and a digest of what it installed — the content of
-    its Python files, the name and size of every other file (compiled extensions, data)."""
+    every file, Python source and compiled extensions and data alike (an extension edited in place
+    keeps its name and size). The content digest of a file that is not Python source is kept by
+    `FileDigests`, so a job pays it once per install."""
     try:
         dist = metadata.distribution(name)
     except metadata.PackageNotFoundError:
         return None
     digest = blake3.blake3()
+    digests = file_digests()
     for file in sorted(dist.files or (), key=str):
         located = Path(str(dist.locate_file(file)))
         try:
-            if file.suffix == ".py":
-                content = located.read_bytes()
-            else:
-                content = str(located.stat().st_size).encode()
+            content = located.read_bytes() if file.suffix == ".py" else digests.of(located).encode()
         except OSError:
             content = b"<missing>"
         digest.update(str(file).encode() + b"\0" + content + b"\0")
+    digests.save()
     return Dependency(name=canonicalize_name(dist.metadata["Name"]), version=dist.version,
                       installed_blake3=digest.hexdigest())
+
+
+class FileDigests:
+    """Content digests (BLAKE3) of installed files, kept between processes by what identifies a file's
+    content without reading it: path, size, modification and change times (ns) and inode. A file
+    rewritten in place changes its ctime even when its mtime is set back; one replaced changes its
+    inode: either is read again."""
+
+    SCHEMA_VERSION = 1  # files: {path: [size, mtime_ns, ctime_ns, inode, blake3]}
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._changed = False
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            self._known: dict[str, list] = saved["files"] if saved.get("schema_version") == self.SCHEMA_VERSION else {}
+        except (OSError, ValueError, KeyError, TypeError):
+            self._known = {}
+        self.read_bytes = 0  # what this process hashed (benchmarks/startup.py: cold against warm)
+
+    def of(self, path: Path) -> str:
+        stat = path.stat()
+        key = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+        known = self._known.get(str(path))
+        if known is not None and known[:4] == key:
+            return known[4]
+        value = _file_digest_uncached(str(path))
+        self.read_bytes += stat.st_size
+        self._known[str(path)] = [*key, value]
+        self._changed = True
+        return value
+
+    def save(self) -> None:
+        if not self._changed:
+            return
+        try:
+            write_atomically(self.path, json.dumps({"schema_version": self.SCHEMA_VERSION, "files": self._known}))
+            self._changed = False
+        except OSError:  # a read-only cache: the digests are still right, only paid again next time
+            pass
+
+
+@cache
+def file_digests() -> FileDigests:
+    """This process's digests of installed files, kept under the loclab cache (LOCLAB_CACHE_DIR)."""
+    base = Path(os.environ.get("LOCLAB_CACHE_DIR") or default_cache_dir())
+    return FileDigests(base / "identity" / f"installed-files-{sys.implementation.cache_tag}.json")
 
 
 def dependencies(import_names: Iterable[str], extra: Iterable[str] = ()) -> list[Dependency]:
@@ -220,6 +272,10 @@ def _display_path(path: str) -> str:
 
 @lru_cache(maxsize=256)
 def _file_digest(path: str) -> str:
+    return _file_digest_uncached(path)
+
+
+def _file_digest_uncached(path: str) -> str:
     digest = blake3.blake3(max_threads=blake3.blake3.AUTO)
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 24), b""):
@@ -273,8 +329,16 @@ class BoundBackend:
     its module closure, the distributions it imports and the model files it loads. It is the
     decision cache's key, so an answer is only ever reused by the code that gave it."""
 
-    def __init__(self, backend: Backend):
+    def __init__(self, backend: Backend, identity: str | None = None):
+        """`identity`: the one the job computed for this backend (a localization worker answers under
+        the job's identity instead of asking its endpoint again)."""
         self.backend = backend
+        if identity is not None:
+            self._identity = identity
+            return
+        preflight = getattr(backend, "preflight", None)  # what it needs installed: said before any task runs
+        if preflight is not None:
+            preflight()
         self._identity = f"{backend.identity}|code={backend_code(type(backend).__module__)[:16]}"
         served = getattr(backend, "served_identity", None)  # a remote endpoint: what answers there
         if served is not None:

@@ -51,16 +51,23 @@ def logged_value(value: float) -> float:
     return round(float(value), ROUND_TO)
 
 
-CI_TAG = "loclab.ci95"  # a job's 95 % CI bounds, {metric: [low, high]}: a tag, so the chart view opens on means
+CI_TAG = "loclab.ci95"  # a job's 95 % CI bounds, {metric: [low, high, clusters]}: a tag, so the chart view opens on means
 
 
-def ci_tag(bounds: dict[str, tuple[float, float]]) -> str:
-    """The tag value of a job's CI bounds, rounded as the means are (so a mean stays within its bounds)."""
-    return json.dumps({name: [logged_value(low), logged_value(high)] for name, (low, high) in bounds.items()},
-                      separators=(",", ":"))
+def ci_tag(bounds: dict[str, tuple[float, float, int]]) -> str:
+    """The tag value of a job's CI bounds, rounded as the means are (so a mean stays within its bounds),
+    each with the number of independent units (repositories) it was resampled over."""
+    return json.dumps({name: [logged_value(low), logged_value(high), int(clusters)]
+                       for name, (low, high, clusters) in bounds.items()}, separators=(",", ":"))
 
 
 def ci_bounds(tags: dict[str, str], name: str) -> tuple[float, float] | None:
     """A metric's CI bounds from a job's tags, or None."""
     bounds = json.loads(tags.get(CI_TAG, "{}")).get(name)
     return (bounds[0], bounds[1]) if bounds else None
+
+
+def ci_clusters(tags: dict[str, str], name: str) -> int | None:
+    """The number of repositories a metric's CI resampled (None for a tag written before it was kept)."""
+    bounds = json.loads(tags.get(CI_TAG, "{}")).get(name)
+    return int(bounds[2]) if bounds and len(bounds) > 2 else None

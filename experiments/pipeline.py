@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 import traceback
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -20,7 +21,8 @@ from omegaconf import DictConfig
 
 from dataset.manifest import Manifest, ManifestRow
 from dataset.subjects import source_reader
-from experiments.production import RESULT_FILE, TRACE_FILE, NoSavedResultError, Producer, StaleResultError
+from experiments.production import RESULT_FILE, TRACE_FILE, NoSavedResultError, Producer, StaleResultError, line_count_in
+from experiments.result_check import check_result
 from experiments.review import reviewer
 from locator.files import write_atomically
 from locator.redact import redact
@@ -72,6 +74,7 @@ class TaskOutcome:
     code_identity: str | None = None  # digest of that code and its dependencies (CodeIdentity.digest)
     pack_text: str | None = None  # the result rendered as the agent's context pack
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per HarnessStage
+    adjustments: int = 0  # files or ranges of the result not in its subject, dropped or clipped (named as warnings)
 
 
 REVIEW_FILE = "review.json"  # the evaluator's text, and its review or why it was rejected
@@ -86,24 +89,20 @@ class Job(Producer):
         self.render: RenderSettings = instantiate(cfg.render)
         self.reviewer = reviewer(cfg)  # None unless review=blind
 
-    def run_task(self, row: ManifestRow, repeat: int, localize_missing: bool = True) -> TaskOutcome:
+    def run_task(self, task_id: str, repeat: int, localize_missing: bool = True) -> TaskOutcome:
+        """One task: its result produced (`experiments.production`: saved, or localized in the worker),
+        checked against its subject, rendered and scored. Named by its id: what is localized is the
+        producer's own sealed copy of the task."""
+        row = self.row(task_id)
         out_dir = self.results_dir / row.task.id / f"r{repeat}"
-        result_path = out_dir / RESULT_FILE
         reused = False
         clock = StageClock()
         try:
-            with clock(HarnessStage.SUBJECT):
-                repo, gold = self.view(row)
-            saved = self.saved(result_path, localize_missing)
-            if saved is not None:
-                result, reused = saved, True
-            elif localize_missing:
-                with clock(HarnessStage.LOCALIZE):
-                    result = self.localize(row, repo, out_dir, repeat)
-            else:
-                raise NoSavedResultError(f"{row.task.id}: no saved result at {result_path}; run experiments.run first")
-            if result.task != row.task.id or result.subject != row.task.subject:
-                raise ValueError(f"{result_path}: result is for {result.task}@{result.subject}, not {row.task.id}")
+            produced = self.produce(task_id, repeat, localize_missing, clock=lambda stage: clock(HarnessStage(stage)))
+            result, repo, gold, reused = produced.result, produced.repo, produced.gold, produced.reused
+            result, notes = check_result(result, line_count_in(repo), out_dir / RESULT_FILE)
+            for note in notes:
+                warnings.warn(note, ResultAdjustedWarning, stacklevel=2)
             source_of = source_reader(repo.root)
             with clock(HarnessStage.RENDER):
                 pack = render_pack(result, source_of, self.render)  # the saved result, never re-localized
@@ -115,8 +114,10 @@ class Job(Producer):
                     write_atomically(out_dir / REVIEW_FILE, json.dumps(record, indent=1))
         except Exception as exc:  # noqa: BLE001 - a task failure is recorded, the sweep goes on
             detail = redact("".join(traceback.format_exception_only(type(exc), exc)).strip())
+            worker = getattr(exc, "worker_traceback", None)  # localized in the worker: its traceback too
             try:
-                write_atomically(out_dir / "error.txt", redact(traceback.format_exc()))
+                write_atomically(out_dir / "error.txt", redact(traceback.format_exc()
+                                                               + (f"\nin the localization worker:\n{worker}" if worker else "")))
             except OSError:  # the disk that refused the result refuses this too: the outcome still says why
                 pass
             return TaskOutcome(row.task.id, *_origin(row), repeat, "failed", reused, out_dir, {}, detail,
@@ -124,7 +125,12 @@ class Job(Producer):
         code = result.provenance.code
         return TaskOutcome(row.task.id, *_origin(row), repeat, "ok", reused, out_dir, scores,
                            produced_at=code.git_revision + ("-dirty" if code.dirty else ""),
-                           code_identity=code.digest, pack_text=pack.text, seconds=clock.seconds)
+                           code_identity=code.digest, pack_text=pack.text, seconds=clock.seconds,
+                           adjustments=len(notes))
+
+
+class ResultAdjustedWarning(UserWarning):
+    """A saved result's file or range that is not in its subject, dropped or clipped before scoring."""
 
 
 def _origin(row: ManifestRow) -> tuple[str, str | None]:

@@ -1,13 +1,20 @@
-"""From a task's subject to its saved result: materialize, build the view, localize (idempotent).
+"""From a task's id to its saved result: materialize, build the view, localize (idempotent).
 
 Everything that can change what a locator sees or returns lives here or is imported from here, so
-this module's import closure is on every result's address (`experiments.identity`); rendering and
-scoring (`experiments.pipeline`) are not, and re-run on saved results.
+this module's import closure, with the data set's loader, is on every result's address
+(`experiments.identity`). The task a locator is given flows from the loader to the localization
+worker (`experiments.isolation`) only through this module: its callers name a task by its id, and
+the manifest it holds is a sealed copy, checked against its content hash, so code off the address
+(the runner, rendering, scoring, which re-run on saved results) cannot change what is localized.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 import warnings
+from contextlib import nullcontext
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -16,20 +23,19 @@ from omegaconf import DictConfig, OmegaConf
 from pydantic import ValidationError
 
 from dataset.gold import check_gold, place_gold
-from dataset.manifest import Gold, Manifest, ManifestRow
+from dataset.manifest import Gold, Manifest, ManifestRow, rows_hash
 from dataset.subjects import SubjectStore, source_reader
-from experiments.identity import bound_backend, code_identity, targets
+from experiments.identity import bound_backend, code_identity, module_closure, targets
+from experiments.isolation import LocalizationWorker, WorkerSetup, subject_view
+from experiments.paths import PROJECT_ROOT
 from locator.base import Locator
 from locator.hashing import blake3_hex, canonical_json
 from locator.outline import keep_on_disk as keep_outlines_on_disk
 from locator.repository import PathOutsideSubjectError, RepositoryView, UnknownFileError
+from locator.files import write_atomically
 from locator.result import CodeIdentity, LocalizationResult, Provenance
-from locator.runtime import localize
 from locator.system_one.backend import Backend
-from locator.system_one.cache import DecisionCache
-from locator.system_one.client import Pricing, SystemOne
-from locator.system_one.sampling import Sampler
-from locator.trace import Trace, read_trace
+from locator.trace import read_trace
 
 RESULT_FILE = "localization-result.json"
 TRACE_FILE = "trace.jsonl"
@@ -43,25 +49,55 @@ class StaleResultError(ValueError):
     """A saved result whose provenance does not match the address it was found at."""
 
 
+class ManifestChangedError(ValueError):
+    """A manifest whose rows no longer match the content hash it was loaded with."""
+
+
+@dataclass(frozen=True)
+class Produced:
+    """A task's result as the job has it, and what scoring needs beside it: the subject's view (for
+    the job's process: the locator never had it) and the gold placed in that subject."""
+
+    row: ManifestRow
+    repo: RepositoryView
+    gold: Gold
+    result: LocalizationResult
+    reused: bool
+
+
+def sealed(manifest: Manifest) -> Manifest:
+    """A copy of the manifest that no caller holds, its rows checked against its content hash."""
+    if rows_hash(manifest.rows) != manifest.content_hash:
+        raise ManifestChangedError(f"{manifest.source}: the manifest's rows were changed after it was loaded "
+                                   "(they no longer match its content hash)")
+    return manifest.model_copy(deep=True)
+
+
 class Producer:
     """What a job builds once from its config to turn subjects into results."""
 
     def __init__(self, cfg: DictConfig, manifest: Manifest, locator_name: str, backend: Backend | None = None):
         """`backend`: System One to use instead of the configured one (a replay's decision snapshot,
-        whose identity is the recorded one)."""
+        whose identity is the recorded one, built in the worker from its `spec()`)."""
         self.cfg = cfg
-        self.manifest = manifest
+        self.manifest = sealed(manifest)
+        self._rows = {row.task.id: row for row in self.manifest.rows}
         self.locator_name = locator_name
         self.locator: Locator = instantiate(cfg.locator)
         check_inputs = getattr(self.locator, "check_inputs", None)
         if check_inputs is not None:
             check_inputs()  # a bad input fails the job before any subject is fetched
+        self._backend_spec = backend.spec() if backend is not None and hasattr(backend, "spec") else None
+        if backend is not None and self._backend_spec is None:
+            raise ValueError("a System One backend given to a job must say how its worker builds it (spec())")
+        # a locator that asks no System One has none built: its code would run off the results' address
         self.backend: Backend | None = backend or bound_backend(
-            instantiate(cfg.system_one.backend) if cfg.system_one else None)
-        cache_cfg = cfg.system_one.cache if cfg.system_one else None
-        self.cache = DecisionCache(cache_cfg.path) if cache_cfg and cache_cfg.enabled else None
+            instantiate(cfg.system_one.backend) if cfg.system_one and self.uses_system_one else None)
         self.store = SubjectStore(cfg.paths.cache_dir, Path(manifest.source).parent)
-        keep_outlines_on_disk(Path(cfg.paths.cache_dir) / "outlines")  # every job parses the same files
+        self.outlines_dir = Path(cfg.paths.cache_dir) / "outlines"
+        keep_outlines_on_disk(self.outlines_dir)  # every job parses the same files
+        self._worker: LocalizationWorker | None = None
+        self._worker_lock = threading.Lock()
 
     @property
     def sampling_seed(self) -> int | None:
@@ -106,17 +142,92 @@ class Producer:
         dataset_dir = f"{self.manifest.header.name}-{self.manifest.content_hash[:12]}"
         return Path(self.cfg.paths.results_dir) / dataset_dir / self.run_key
 
+    def row(self, task_id: str) -> ManifestRow:
+        try:
+            return self._rows[task_id]
+        except KeyError:
+            raise KeyError(f"{self.manifest.source}: no task {task_id!r} in the manifest") from None
+
+    def worker_setup(self) -> WorkerSetup:
+        """What the localization worker is told: the config it builds from, resolved, and the paths its
+        audit guards (caches, results, the data set's files, `../shared`) and those the locator's
+        config names as its own inputs."""
+        cfg = self.cfg
+        config = {"locator": OmegaConf.to_container(cfg.locator, resolve=True),
+                  "system_one": OmegaConf.to_container(cfg.system_one, resolve=True) if cfg.system_one else None,
+                  "sampling": OmegaConf.to_container(cfg.sampling, resolve=True)}
+        data = [Path(p).parent for p in _absolute_paths(OmegaConf.to_container(cfg.dataset.loader, resolve=True))]
+        forbidden = [cfg.paths.cache_dir, cfg.paths.results_dir, Path(self.manifest.source).parent, *data,
+                     *shared_dirs(), PROJECT_ROOT / "runs",
+                     *(value for name, value in os.environ.items() if name in DATA_VARIABLES and os.path.isabs(value))]
+        return WorkerSetup(config=config, system_one_identity=self.system_one_identity if self.backend else None,
+                           backend=self._backend_spec, forbidden=sorted({str(p) for p in forbidden}),
+                           allowed=sorted(_absolute_paths(config["locator"])),
+                           concurrency=int(cfg.concurrency.tasks), outlines_dir=str(self.outlines_dir),
+                           modules=sorted({*self.code.modules, *self._backend_modules()}),
+                           secrets=sorted(_key_variables(config["system_one"])))
+
+    def _backend_modules(self) -> tuple[str, ...]:
+        """A backend given instead of the configured one (a replay's snapshot) runs its own code, bound
+        by the recorded System One identity, not by the results' address: the worker may load it."""
+        if self._backend_spec is None:
+            return ()
+        return module_closure(targets(self._backend_spec))[0]
+
+    def start_worker(self) -> LocalizationWorker:
+        """The job's localization worker, started once (a job starts it early, so its imports overlap
+        the job's own setup)."""
+        with self._worker_lock:
+            if self._worker is None:
+                self._worker = LocalizationWorker(self.worker_setup())
+            return self._worker
+
+    def worker_seconds(self) -> dict[str, float]:
+        """The isolation's cost: the worker's start (spawn to ready: imports, locator and System One
+        built; it overlaps the job's own setup) and what the job waited for it."""
+        worker = self._worker
+        if worker is None or worker.ready_s is None:
+            return {}
+        return {"worker_ready_s": worker.ready_s, "worker_wait_s": worker.waited_s}
+
+    def close(self) -> None:
+        with self._worker_lock:
+            if self._worker is not None:
+                self._worker.close()
+                self._worker = None
+
+    def produce(self, task_id: str, repeat: int, localize_missing: bool, clock=None) -> Produced:
+        """The task's subject and gold, and its result: the saved one at this address, else (when
+        `localize_missing`) a new one from the worker, saved. `clock(stage)` times the steps."""
+        clock = clock or _no_clock
+        row = self.row(task_id)
+        out_dir = self.results_dir / row.task.id / f"r{repeat}"
+        result_path = out_dir / RESULT_FILE
+        with clock("subject"):
+            repo, gold = self.view(row)
+        saved = self.saved(result_path, localize_missing)
+        reused = saved is not None
+        if saved is not None:
+            result = saved
+        elif localize_missing:
+            with clock("localize"):
+                result = self.localize(row, repo, out_dir, repeat)
+        else:
+            raise NoSavedResultError(f"{row.task.id}: no saved result at {result_path}; run experiments.run first")
+        if result.task != row.task.id or result.subject != row.task.subject:
+            raise ValueError(f"{result_path}: result is for {result.task}@{result.subject}, not {row.task.id}")
+        return Produced(row, repo, gold, result, reused)
+
     def view(self, row: ManifestRow) -> tuple[RepositoryView, Gold]:
         """The task's subject, materialized and verified, as the read-only view a locator gets, and
         its gold as it lies in that subject (hunks placed where their text is, every span inside its
         file; never shown to the locator), so gold that does not fit fails the task closed."""
-        repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id),
-                              frozen=self.store.frozen(row.subject),
-                              listing_dir=self.store.derived_dir(row.subject))
+        repo = subject_view(self.store.materialize(row.subject, what=row.task.id), frozen=self.store.frozen(row.subject),
+                            listing_dir=self.store.derived_dir(row.subject))
         gold, notes = place_gold(row.gold, source_reader(repo.root), what=row.task.id)
         for note in notes:
             warnings.warn(note, stacklevel=2)
-        check_gold(gold, _line_count_in(repo), what=row.task.id)
+        check_gold(gold, line_count_in(repo), what=row.task.id)
         return repo, gold
 
     def saved(self, path: Path, localize_missing: bool) -> LocalizationResult | None:
@@ -143,19 +254,15 @@ class Producer:
         return result
 
     def localize(self, row: ManifestRow, repo: RepositoryView, out_dir: Path, repeat: int = 0) -> LocalizationResult:
-        trace = Trace()
-        system_one = None
-        if self.backend is not None:
-            so = self.cfg.system_one
-            seed = self.sampling_seed
-            system_one = SystemOne(self.backend, model=so.model, cache=self.cache, max_concurrency=so.max_concurrency,
-                                   pricing=Pricing(**so.pricing) if so.get("pricing") else None,
-                                   sampler=None if seed is None else Sampler(seed, repeat))
-        result = localize(self.locator, row.task, repo, system_one, trace)
+        """The task localized in the job's worker, which gets its text and its subject's root, never
+        its gold; the result and its trace saved here, with their provenance."""
+        localized = self.start_worker().localize(row.task.model_dump_json(), repo.root, self.store.frozen(row.subject),
+                                                 self.store.derived_dir(row.subject), repeat)
+        result = LocalizationResult.model_validate_json(localized.result_json)
         result = result.model_copy(update={"provenance": self.provenance()})
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "error.txt").unlink(missing_ok=True)
-        trace.write(out_dir / TRACE_FILE)
+        write_atomically(out_dir / TRACE_FILE, localized.trace_text)
         result.write(out_dir / RESULT_FILE)
         return result
 
@@ -169,15 +276,15 @@ def _readable(path: Path) -> bool:
 
 
 def job_code(cfg: DictConfig, uses_system_one: bool) -> CodeIdentity:
-    """The code on a job's path: production, the modules its locator config names and, when the
-    locator asks System One, the backend's."""
-    roots = targets(cfg.locator)
+    """The code on a job's path: production (with the localization worker), the data set's loader,
+    the modules its locator config names and, when the locator asks System One, the backend's."""
+    roots = targets(cfg.locator) + targets(cfg.dataset.loader)
     if uses_system_one and cfg.get("system_one"):
         roots += targets(cfg.system_one.backend)
     return code_identity(tuple(sorted(set(roots))))
 
 
-def _line_count_in(repo: RepositoryView):
+def line_count_in(repo: RepositoryView):
     def line_count(path: str) -> int | None:
         try:
             return repo.stat(path).line_count
@@ -185,3 +292,40 @@ def _line_count_in(repo: RepositoryView):
             return None
 
     return line_count
+
+
+def _no_clock(stage: str):
+    return nullcontext()
+
+
+def _key_variables(node) -> set[str]:
+    """The environment variables a config names for its keys (`api_key_env`)."""
+    if isinstance(node, dict):
+        named = {node["api_key_env"]} if isinstance(node.get("api_key_env"), str) else set()
+        return named.union(*(_key_variables(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_key_variables(v) for v in node)) if node else set()
+    return set()
+
+
+def _absolute_paths(node) -> set[str]:
+    """Absolute paths among a config's string values."""
+    if isinstance(node, dict):
+        return set().union(*(_absolute_paths(v) for v in node.values())) if node else set()
+    if isinstance(node, list):
+        return set().union(*(_absolute_paths(v) for v in node)) if node else set()
+    return {node} if isinstance(node, str) and os.path.isabs(node) else set()
+
+
+# environment variables that name data a locator must not read (data sets, mirrors, peers' outputs)
+DATA_VARIABLES = ("LOCLAB_SWEBENCH_LITE", "LOCLAB_SWEBENCH_ROWS", "LOCLAB_GIT_MIRRORS", "LOCLAB_LOCAGENT_OUTPUTS",
+                  "LOCLAB_SHARED_DIR", "LOCLAB_CACHE_DIR", "LOCLAB_RESULTS_DIR", "LOCLAB_MLFLOW_DB",
+                  "LOCLAB_MLFLOW_ARTIFACTS")
+
+
+def shared_dirs() -> list[Path]:
+    """`../shared` (the data, the seeds, the peers' outputs), where it is."""
+    found = [PROJECT_ROOT.parent / "shared"]
+    if os.environ.get("LOCLAB_SHARED_DIR"):
+        found.append(Path(os.environ["LOCLAB_SHARED_DIR"]))
+    return found

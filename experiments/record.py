@@ -19,6 +19,9 @@ from experiments.run import DECISIONS_ARTIFACT, HYDRA_ARTIFACTS
 from locator.result import LocalizationResult
 
 
+REQUIRED_SETTINGS = ("locator", "dataset", "paths", "system_one", "sampling")  # what a replay reads of a job's config
+
+
 class RecordError(ValueError):
     """The run's record cannot be used as asked; the message says why."""
 
@@ -54,6 +57,10 @@ class RunRecord:
                               f"{str(exc).splitlines()[0]}") from None
         if not isinstance(cfg, DictConfig):
             raise RecordError(f"run {self.run_id}'s {artifact} artifact is not a config mapping")
+        missing = [key for key in REQUIRED_SETTINGS if key not in cfg]
+        if missing:
+            raise RecordError(f"run {self.run_id}'s {artifact} artifact has no {', '.join(missing)}: it is not the config "
+                              "of a loclab job")
         OmegaConf.set_struct(cfg, True)
         try:
             cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))

@@ -36,7 +36,7 @@ from experiments.pipeline import RESULT_FILE, Job
 from experiments.production import job_code
 from experiments.record import RecordError, open_record
 from experiments.run import DECISIONS_ARTIFACT
-from locator.system_one.snapshot import SnapshotBackend, SnapshotError, read_snapshot
+from locator.system_one.snapshot import SnapshotBackend, SnapshotError
 from metrics.comparator import what_was_found
 
 register_resolvers()
@@ -87,13 +87,14 @@ def _replay(args: argparse.Namespace, work: Path) -> int:
     if cfg.get("system_one"):
         cfg.system_one.cache.enabled = False  # answers come from the snapshot only
     manifest = record.manifest(cfg)
-    decisions = read_snapshot(record.decisions_file())
+    snapshot = SnapshotBackend.from_file(str(record.decisions_file()), tags.get("loclab.system_one_identity", "none"))
+    decisions = snapshot.decisions
     recorded_dir = record.results_dir()
     identity = tags.get("loclab.system_one_identity", "none")
     strangers = sorted({d.backend for d in decisions.values()} - {identity})
     if strangers:
         raise SnapshotError(f"{DECISIONS_ARTIFACT}: decisions of backend {strangers[0]!r}, the run used {identity!r}")
-    job = Job(cfg, manifest, tags["loclab.locator"], backend=SnapshotBackend(decisions, identity))
+    job = Job(cfg, manifest, tags["loclab.locator"], backend=snapshot)
     rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
     print(f"replaying run {run_id} ({run.info.run_name}): {len(rows)} tasks x {cfg.repeats} repeats, "
           f"{len(decisions)} recorded decisions, into "
@@ -110,7 +111,7 @@ def _replay(args: argparse.Namespace, work: Path) -> int:
             total += 1
             label = f"{row.task.id}/r{repeat}"
             recorded_file = recorded_dir / row.task.id / f"r{repeat}" / RESULT_FILE
-            outcome = job.run_task(row, repeat)
+            outcome = job.run_task(row.task.id, repeat)
             if outcome.status != "ok":
                 print(f"  {label}: FAILED — {outcome.error}")
                 continue
@@ -134,6 +135,7 @@ def _replay(args: argparse.Namespace, work: Path) -> int:
                 print(f"      {line}")
             if len(found) > SHOWN_DIFFERENCES:
                 print(f"      … {len(found) - SHOWN_DIFFERENCES} more")
+    job.close()
     print(f"{identical}/{total} tasks byte-identical to the recorded results (modulo clock fields)")
     return 0 if identical == total else EXIT_DIFFERENT
 

@@ -31,7 +31,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from hydra.utils import instantiate
 from mlflow.tracking import MlflowClient
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from tqdm import tqdm
 
 from experiments.metric_keys import CI_TAG, ci_tag, logged_value, metric_key
@@ -49,9 +49,11 @@ from experiments.tracking import (
 )
 from dataset.manifest import ManifestError
 from locator.hashing import blake3_hex, canonical_json
+from locator.extras import MissingExtraError
 from locator.imported import ImportedResultError
 from locator.system_one.cache import DecisionCacheError
 from locator.system_one.local_llm import LocalModelError
+from locator.system_one.transport import SystemOneUnavailableError
 from locator.system_one.wire import GenerationUnsupportedError
 from locator.redact import redact
 from locator.result import LocalizationResult
@@ -87,7 +89,7 @@ class TasksFailedError(RuntimeError):
 # Errors that mean the user's settings or data are wrong (each message names the file, row, field or
 # setting): a single job prints one line and exits 2 instead of a traceback.
 INPUT_ERRORS = (ManifestError, JobConfigError, ImportedResultError, LocalModelError, GenerationUnsupportedError,
-                TrackingUnreachableError, DecisionCacheError)
+                TrackingUnreachableError, DecisionCacheError, SystemOneUnavailableError, MissingExtraError)
 
 
 def _log_metrics(scores: dict[str, float | None]) -> None:
@@ -151,10 +153,11 @@ def decided_by(job: Job) -> str | None:
 
 
 def _job_key(job: Job, rows, cfg: DictConfig, stage: Stage) -> str:
-    """What makes two job runs the same job: results address, task set and selection, stage, and
-    the render settings (a render sweep reuses one localization for every setting)."""
-    selection = {"tasks": [r.task.id for r in rows], "repeats": cfg.repeats, "stage": stage.value,
-                 "render": OmegaConf.to_container(cfg.render, resolve=True)}
+    """What makes two job runs the same job: results address, task set, stage, and every setting the
+    job logs as a param (the selection as asked: `limit=13` and `limit=16` over 13 tasks select the
+    same tasks but are two jobs of a sweep, each its own row; render settings: a render sweep reuses
+    one localization for every setting). A resumed sweep's job has the same settings, so the same key."""
+    selection = {"tasks": [r.task.id for r in rows], "stage": stage.value, "settings": flatten(cfg, PARAM_GROUPS)}
     return blake3_hex(canonical_json({"run_key": job.run_key, "manifest": job.manifest.content_hash, **selection}))[:16]
 
 
@@ -208,6 +211,8 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
         manifest = instantiate(cfg.dataset.loader)
         job = Job(cfg, manifest, locator_name)
         rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
+        if localize_missing:
+            job.start_worker()  # its imports overlap the job's own setup below
         job_key, setup_error = _job_key(job, rows, cfg, stage), None
     except Exception as exc:  # noqa: BLE001
         manifest = job = rows = job_key = None
@@ -245,7 +250,10 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
             mlflow.log_params(flatten(cfg, PARAM_GROUPS))
             if setup_error is not None:
                 raise setup_error
-            _run(cfg, job, manifest, rows, locator_name, stage, localize_missing, started, cpu_started)
+            try:
+                _run(cfg, job, manifest, rows, locator_name, stage, localize_missing, started, cpu_started)
+            finally:
+                job.close()
         except BaseException as exc:
             mlflow.set_tag("loclab.error", redact(f"{type(exc).__name__}: {exc}")[:4000])
             mlflow.log_text(redact(traceback.format_exc()), "error.txt")
@@ -297,7 +305,9 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         dataset = mlflow.data.from_pandas(pd.DataFrame({"task_id": [r.task.id for r in rows]}), source=manifest.source,
                                           name=manifest.header.name, digest=manifest.content_hash[:36])
     _log_input(dataset)
-    work = [(row, repeat) for row in rows for repeat in range(cfg.repeats)]
+    if localize_missing:  # a worker that could not build the locator or System One fails the job, not each task
+        job.start_worker().wait_ready()
+    work = [(row.task.id, repeat) for row in rows for repeat in range(cfg.repeats)]
     tasks_started = time.perf_counter()
     tracing = threading.Lock()
     # a trace says which job and setting it came from: the Traces tab lists traces of every job together
@@ -341,7 +351,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         mlflow.log_text(summary.to_csv(), "aggregate.csv")
         means = {metric_key(name): row["mean"] for name, row in summary.iterrows()}
         mlflow.log_metrics({k: logged_value(v) for k, v in means.items() if v is not None and v == v})
-        mlflow.set_tag(CI_TAG, ci_tag({name: (float(row.ci95_low), float(row.ci95_high)) for name, row in summary.iterrows()
+        mlflow.set_tag(CI_TAG, ci_tag({name: (float(row.ci95_low), float(row.ci95_high), int(row.clusters)) for name, row in summary.iterrows()
                                        if name in SUMMARY_METRICS and _number(row.ci95_low) and _number(row.ci95_high)}))
         decider = decided_by(job)
         title = f"{locator_name} on {cfg.dataset.name} ({manifest.content_hash[:12]})" + (f" — {decider}" if decider else "")
@@ -359,6 +369,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
                 "log_s": finished - tasks_done, "job_s": finished - started,
                 "job_cpu_s": time.process_time() - cpu_started}
     harness["overhead_fraction"] = overhead_fraction(harness)
+    harness |= job.worker_seconds()  # the localization worker: its start, and what the job waited for it
     harness["gc_collections"] = _gc_collections() - collections_before  # see GC_THRESHOLDS
     harness |= process_measures()
     mlflow.log_metrics({metric_key(f"harness.{k}"): logged_value(v) for k, v in harness.items()})

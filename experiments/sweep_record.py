@@ -7,11 +7,13 @@ best first, with the headline columns (`SWEEP_VIEW_TAG`), which no other run pus
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
+import pandas as pd
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from experiments.metric_keys import ci_bounds, metric_key
+from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
 from experiments.sweep_summary import COLUMNS, SWEEP_JOB_TAG, SWEEP_VIEW_TAG, launch_order
 
 TABLE_ARTIFACT = "sweep_jobs.json"
@@ -50,9 +52,74 @@ def swept_value(job: Run, key: str) -> str | None:
     return job.data.params.get(key)
 
 
-def best_job(jobs: list[Run]) -> Run | None:
-    finished = [j for j in jobs if j.info.status == "FINISHED" and _value(j, BEST_BY[0]) is not None]
-    return max(finished, key=lambda j: tuple(_value(j, m) or 0.0 for m in BEST_BY), default=None)
+@dataclass(frozen=True)
+class Best:
+    """The best job, chosen on the tasks every candidate completed (`shared_tasks` of them): a job that
+    failed tasks is not compared on the easy rest (0.414 on 29 tasks is not better than 0.405 on 37)."""
+
+    run: Run
+    shared_tasks: int
+    candidates: int  # FINISHED jobs with the headline metric that were compared
+
+
+def best_job(jobs: list[Run], per_task: dict[str, pd.DataFrame]) -> Best | None:
+    """The FINISHED job with the highest mean of BEST_BY[0] (then BEST_BY[1]) over the tasks every such
+    job completed. `per_task`: each job's per-task values (`metrics.aggregate.per_task_values`) by
+    run id; a job without them cannot be compared and is left out."""
+    finished = [j for j in jobs if j.info.status == "FINISHED" and _value(j, BEST_BY[0]) is not None
+                and j.info.run_id in per_task]
+    if not finished:
+        return None
+    shared = per_task[finished[0].info.run_id].index
+    for job in finished[1:]:
+        shared = shared.intersection(per_task[job.info.run_id].index)
+    if len(shared) == 0:
+        return None
+
+    def score(job: Run) -> tuple[float, ...]:
+        values = per_task[job.info.run_id].loc[shared]
+        return tuple(float(values[m].mean()) if m in values and values[m].notna().any() else 0.0 for m in BEST_BY)
+
+    return Best(max(finished, key=score), len(shared), len(finished))
+
+
+def job_task_values(client: MlflowClient, jobs: list[Run]) -> dict[str, pd.DataFrame]:
+    """Each finished job's per-task values, read from its `per_task.csv`; a job whose table cannot be
+    read is left out (and so out of the choice of the best)."""
+    import tempfile
+
+    from metrics.aggregate import per_task_values
+
+    found = {}
+    for job in jobs:
+        if job.info.status != "FINISHED":
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                frame = pd.read_csv(client.download_artifacts(job.info.run_id, "per_task.csv", tmp))
+            except Exception:  # noqa: BLE001 - MLflow raises several types for a missing artifact
+                continue
+        if {"task_id", "status", "repository"} <= set(frame.columns):
+            found[job.info.run_id] = per_task_values(frame)
+    return found
+
+
+def _count(job: Run, which: str) -> int | None:
+    value = job.data.metrics.get(metric_key(f"tasks.{which}"))
+    return None if value is None else int(value)
+
+
+def _fmt_count(value: int | None) -> str:
+    return "—" if value is None else str(value)
+
+
+def ci_text(job: Run, name: str) -> str | None:
+    """`[low, high] (k repos)`: a CI with the number of independent units it was resampled over."""
+    bounds = ci_bounds(job.data.tags, name)
+    if bounds is None:
+        return None
+    clusters = ci_clusters(job.data.tags, name)
+    return f"[{_fmt(bounds[0])}, {_fmt(bounds[1])}]" + ("" if clusters is None else f" ({clusters} repos)")
 
 
 def _figure(jobs: list[Run]):
@@ -92,17 +159,14 @@ def sweep_view(parent_id: str, swept_params: list[str]) -> dict:
 
 
 def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], swept: list[str]) -> None:
-    import pandas as pd
-
     jobs = launch_order(jobs)
     rows = []
     for job in jobs:
         row = {"job": job.data.tags.get(SWEEP_JOB_TAG), "name": job.info.run_name, "status": job.info.status,
-               "run_id": job.info.run_id}
+               "run_id": job.info.run_id, "n": _count(job, "ok"), "failed": _count(job, "failed")}
         for name in COLUMNS:
             row[name] = _value(job, name)
-            row[f"{name} ci95"] = (f"[{_fmt(_value(job, name, 'low'))}, {_fmt(_value(job, name, 'high'))}]"
-                                   if _value(job, name, "low") is not None else None)
+            row[f"{name} ci95"] = ci_text(job, name)
         rows.append(row)
     frame = pd.DataFrame(rows)
     client.log_table(parent_id, data=frame, artifact_file=TABLE_ARTIFACT)
@@ -111,9 +175,12 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
         values = ",".join(dict.fromkeys(v for j in jobs if (v := swept_value(j, key)) is not None))[:6000]
         if values and key not in logged:  # MLflow params are written once
             client.log_param(parent_id, key, values)
-    best = best_job(jobs)
-    if best is not None:
+    chosen = best_job(jobs, job_task_values(client, jobs))
+    best = chosen.run if chosen is not None else None
+    if chosen is not None:
         client.set_tag(parent_id, "loclab.best_job", best.info.run_id)
+        client.set_tag(parent_id, "loclab.best_job_chosen_on", f"{chosen.shared_tasks} tasks every one of "
+                                                              f"{chosen.candidates} finished jobs completed")
         for name in (*QUALITY, *COST, "model_calls"):
             if (value := _value(best, name)) is not None:
                 client.log_metric(parent_id, metric_key(f"sweep.best_{name}"), value)
@@ -124,14 +191,16 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
     client.set_experiment_tag(experiment_id, SHARED_VIEW_PREFIX + parent_id, json.dumps(sweep_view(parent_id, params)))
     view = f"#/experiments/{experiment_id}/runs?viewStateShareKey={parent_id}"
     client.set_tag(parent_id, SWEEP_VIEW_TAG, view)
-    header = ["job", "name", "status", *COLUMNS]
+    header = ["job", "name", "status", "n", "failed", *COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for job, row in zip(jobs, rows):
-        cells = [str(row["job"]), str(row["name"]).replace("|", "\\|"), row["status"]]
+        cells = [str(row["job"]), str(row["name"]).replace("|", "\\|"), row["status"], _fmt_count(row["n"]),
+                 _fmt_count(row["failed"])]
         cells += [_fmt(row[name]) + (f" {row[name + ' ci95']}" if row[name + " ci95"] else "") for name in COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
-    best_line = (f"Best by {' then '.join(BEST_BY)}: job {best.data.tags.get(SWEEP_JOB_TAG)} `{best.info.run_name}` "
-                 f"(run {best.info.run_id})." if best is not None else "No job finished with quality metrics.")
+    best_line = (f"Best by {' then '.join(BEST_BY)} on the {chosen.shared_tasks} tasks every finished job completed: "
+                 f"job {best.data.tags.get(SWEEP_JOB_TAG)} `{best.info.run_name}` (run {best.info.run_id})."
+                 if chosen is not None else "No job finished with quality metrics on a task every job completed.")
     swept_line = "Swept: " + (", ".join(f"`{k}`" for k in swept) if swept else "nothing") + "."
     description = "\n".join([f"**{len(jobs)} jobs**. {swept_line} {best_line} [The jobs, best first]({view}).", "", *lines, "",
                              f"The table: `{TABLE_ARTIFACT}`; the figure: `{FIGURE_ARTIFACT}`. Job 0 takes every "

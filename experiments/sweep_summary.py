@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from experiments.metric_keys import ci_bounds, metric_key
+from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
 
 SWEEP_JOB_TAG = "loclab.sweep_job"  # a job's number in its sweep, in launch order
 SWEEP_VIEW_TAG = "loclab.sweep_view"  # a sweep parent's link (a URL fragment) to the view of its jobs
@@ -27,9 +27,12 @@ def _cell(run: Run, name: str) -> str:
     if mean is None:
         return "—"
     low, high = ci_bounds(run.data.tags, name) or (None, None)
+    clusters = ci_clusters(run.data.tags, name)
+
     def fmt(value: float) -> str:
         return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
-    return fmt(mean) + (f" [{fmt(low)}, {fmt(high)}]" if low is not None and high is not None else "")
+    return fmt(mean) + (f" [{fmt(low)}, {fmt(high)}]" if low is not None and high is not None else "") + (
+        f" ({clusters} repos)" if clusters is not None and low is not None else "")
 
 
 def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_command: str, swept_params: list[str],
@@ -40,11 +43,13 @@ def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_comman
     wide (soft_wrap: a command the console cut in two would run half when pasted)."""
     console = console or Console(width=220)
     table = Table(title=escape(f"{parent.info.run_name} — parent run {parent.info.run_id}"))
-    for column in ("job", "status", *COLUMNS):
+    for column in ("job", "status", "n", "failed", *COLUMNS):
         table.add_column(escape(column), justify="left" if column in ("job", "status") else "right")
     jobs = launch_order(jobs)
     for job in jobs:
-        table.add_row(escape(job.info.run_name or job.info.run_id), job.info.status, *[_cell(job, n) for n in COLUMNS])
+        counts = [job.data.metrics.get(metric_key(f"tasks.{which}")) for which in ("ok", "failed")]
+        table.add_row(escape(job.info.run_name or job.info.run_id), job.info.status,
+                      *["—" if c is None else str(int(c)) for c in counts], *[_cell(job, n) for n in COLUMNS])
     console.print(table)
     console.print(f"MLflow UI: {ui_command}", markup=False, highlight=False, soft_wrap=True)
     if view := parent.data.tags.get(SWEEP_VIEW_TAG):

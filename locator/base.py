@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from locator.repository import FileInfo, Outline, ReadResult, RepositoryView, SearchKind, SearchResult
 from locator.result import FileCost, Handoff, Producer, ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
-from locator.system_one.wire import ANSWER_TYPES, Answer, Question, Response, expect_answer
+from locator.system_one.wire import ANSWER_TYPES, Question, Response, expect_answer
 from locator.task import Task
 from locator.trace import EventKind, ReadKind, Trace
 

@@ -143,11 +143,11 @@ def normalize_relpath(path: str) -> str:
 
 @dataclass(frozen=True)
 class _Listing:
-    """One enumeration of a frozen tree, and the lines of its files as views read them."""
+    """One enumeration of a frozen tree: its files' metadata, never their lines (each view keeps the
+    lines it read; no cache of subject lines outlives its view)."""
 
     files: dict[str, FileInfo]
     skipped: dict[SkipReason, int]
-    lines: dict[str, tuple[str, ...]]
 
 
 _LISTING_SCHEMA = 1
@@ -168,7 +168,7 @@ def _read_listing(path: Path) -> _Listing | None:
             return None
         files = {p: FileInfo(path=p, size_bytes=size, line_count=lines) for p, size, lines in saved["files"]}
         skipped = {reason: 0 for reason in SkipReason} | {SkipReason(r): int(n) for r, n in saved["skipped"].items()}
-        return _Listing(files, skipped, {})
+        return _Listing(files, skipped)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -185,9 +185,9 @@ class RepositoryView:
     locator can spend budget on them; symlinks are followed only when they stay inside the root.
 
     `frozen=True` is for a tree that cannot change while this process runs (a verified,
-    content-addressed subject): its listing and file lines are shared by every view of it, so a
-    job's tasks on one subject read it from disk once. Metering is per view either way: what a
-    view hands out is charged to it, whether or not the lines were already in memory.
+    content-addressed subject): its listing is shared by every view of it, so a job's tasks on one
+    subject enumerate it once. Its lines are not: each view reads what it hands out itself, so no
+    process-wide cache of subject lines exists for a locator to read past its meter.
     `listing_dir` (frozen only) keeps that listing between processes, so a tree that has not
     changed is not read whole again by every job.
     """
@@ -206,8 +206,9 @@ class RepositoryView:
             self._cache: dict[str, tuple[str, ...]] = {}
             self._files = self._enumerate()
             return
+        self._cache = {}
         listing = self._shared_listing(listing_dir)
-        self._files, self._cache = listing.files, listing.lines
+        self._files = listing.files
         self.skipped = dict(listing.skipped)
 
     def _shared_listing(self, listing_dir: Path | None) -> _Listing:
@@ -219,8 +220,7 @@ class RepositoryView:
         saved = listing_dir / f"listing-{_listing_rules()}-{self.max_file_bytes}.json" if listing_dir else None
         listing = _read_listing(saved) if saved else None
         if listing is None:
-            self._cache = {}
-            listing = _Listing(self._enumerate(), dict(self.skipped), self._cache)
+            listing = _Listing(self._enumerate(), dict(self.skipped))
             if saved:
                 write_atomically(saved, json.dumps({
                     "schema_version": _LISTING_SCHEMA, "skipped": {r.value: n for r, n in listing.skipped.items()},

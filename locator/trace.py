@@ -62,8 +62,12 @@ class Trace:
         with self._lock:
             return list(self._events)
 
+    def text(self) -> str:
+        """The trace as its file holds it: one JSON event a line."""
+        return "".join(json.dumps(e.model_dump(mode="json"), sort_keys=True) + "\n" for e in self.events)
+
     def write(self, path: Path) -> None:
-        write_atomically(path, "".join(json.dumps(e.model_dump(mode="json"), sort_keys=True) + "\n" for e in self.events))
+        write_atomically(path, self.text())
 
 
 def read_trace(path: Path) -> list[TraceEvent]:

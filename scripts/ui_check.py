@@ -1,6 +1,6 @@
 """Does the real MLflow UI answer "which setting wins?" at a glance? Checked in headless Chromium.
 
-    apt-get install -y chromium chromium-driver && .venv/bin/pip install -e '.[ui]'
+    apt-get install -y chromium chromium-driver && LOCLAB_EXTRAS=test,ui bash scripts/setup.sh
     .venv/bin/python scripts/ui_check.py [--out runs/ui-check]
 
 Runs the 9-job `reader_calibration` sweep on two demo tasks into a fresh SQLite store, then the

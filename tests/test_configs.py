@@ -55,7 +55,7 @@ def _needs(overrides: tuple[str, ...], tmp_path: Path) -> tuple[str, ...]:
     if "locator=locagent" in joined:
         extra += (f"locator.path={LOCAGENT_FILE}",)
     if "sweep=ray" in overrides and importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None:
-        pytest.skip("sweep=ray needs the ray extra: pip install -e '.[ray]'")
+        pytest.skip("sweep=ray needs the ray extra: LOCLAB_EXTRAS=test,ray bash scripts/setup.sh")
     if "dataset=swebench" in overrides:  # any SWE-bench rows: the shared subset's are rows too
         extra += (f"dataset.loader.path={SWEBENCH_FILE}",)
     return extra

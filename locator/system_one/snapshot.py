@@ -81,13 +81,28 @@ class SnapshotBackend:
     """Answers from a recorded run's decisions, under the identity they were recorded with, so every
     request is keyed exactly as it was then."""
 
-    def __init__(self, decisions: dict[str, Decision], identity: str):
+    def __init__(self, decisions: dict[str, Decision], identity: str, source: Path | None = None):
         self._decisions = decisions
         self._identity = identity
+        self.source = source  # the snapshot file, when read from one
+
+    @classmethod
+    def from_file(cls, path: str, identity: str) -> "SnapshotBackend":
+        return cls(read_snapshot(Path(path)), identity, Path(path))
+
+    def spec(self) -> dict[str, str] | None:
+        """How another process builds the same backend (`hydra.utils.instantiate`), when it was read from a file."""
+        if self.source is None:
+            return None
+        return {"_target_": f"{__name__}.SnapshotBackend.from_file", "path": str(self.source), "identity": self._identity}
 
     @property
     def identity(self) -> str:
         return self._identity
+
+    @property
+    def decisions(self) -> dict[str, Decision]:
+        return self._decisions
 
     def answer(self, request: Request) -> Response:
         key = decision_key(self._identity, request)

@@ -56,7 +56,7 @@ def _tokenizer() -> "bpe_openai._bindings.PyTokenizer":
     if module is None:
         package = importlib.util.find_spec("bpe_openai")
         if package is None or not package.submodule_search_locations:
-            raise ImportError("bpe-openai is not installed (a dependency of loclab): pip install -e .")
+            raise ImportError("bpe-openai is not installed (a dependency of loclab): bash scripts/setup.sh")
         [path] = Path(next(iter(package.submodule_search_locations))).glob("_bindings.*so")
         loader = importlib.machinery.ExtensionFileLoader(BINDINGS, str(path))
         module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(BINDINGS, path, loader=loader))

@@ -134,3 +134,30 @@ def test_a_hunk_found_nowhere_or_twice_fails_closed():
     at_five = _gold(SHIFTED.replace("@@ -2,3 +2,3 @@", "@@ -5,3 +5,3 @@"))  # the header names line 5
     with pytest.raises(GoldMismatchError, match="two places equally near"):  # found at lines 3 and 7
         place_gold(at_five, {"m.py": "x = 0\ny = 0\n" + block + "z = 0\n" + block}.get, "t")
+
+
+NO_FINAL_NEWLINE = """\
+--- a/lib/x.js
++++ b/lib/x.js
+@@ -1,3 +1,3 @@
+ const a = 1;
+-const b = 2;
+-}
+\\ No newline at end of file
++const b = 3;
++}
+\\ No newline at end of file
+"""
+
+
+def test_a_file_without_a_final_newline_is_placed_where_its_text_is():
+    """axios__axios-5338's gold file ends without a newline: the patch text gives its last line one,
+    the file does not, and the hunk is still where its header says."""
+    from dataset.gold import check_gold, place_gold
+
+    gold = _gold(NO_FINAL_NEWLINE)
+    source = "const a = 1;\nconst b = 2;\n}"
+    placed, notes = place_gold(gold, {"lib/x.js": source}.get, "t")
+    assert placed.spans == gold.spans and notes == []
+    check_gold(placed, {"lib/x.js": 3}.get, "t")
+    assert [(s.start_line, s.end_line) for s in placed.spans] == [(2, 3)]

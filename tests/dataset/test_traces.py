@@ -86,3 +86,12 @@ def test_bad_trace_inputs_are_refused_naming_what(tmp_path, swebench_file):
     write_manifest(build_manifest("issues", "1", "d", demo.header.gold_rule, rows, str(issues_only)), issues_only)
     with pytest.raises(ManifestError, match="no task has metadata.input = failure_trace"):
         load_trace_tasks(issues_only, "t")
+    import json
+
+    quiet = tmp_path / "quiet.jsonl"  # SWE-bench rows whose problem statements show no failure output
+    with swebench_file.open() as source, quiet.open("w") as out:
+        for line in list(source)[:3]:
+            row = json.loads(line)
+            out.write(json.dumps(row | {"problem_statement": "The docs could say more about options."}) + "\n")
+    with pytest.raises(ManifestError, match="none of its 3 rows has a failure trace in its problem statement"):
+        load_swebench_traces(quiet, "t", "1", "d", 1000, None, None, tmp_path / "cache")

@@ -276,6 +276,22 @@ def test_holm_adjusts_a_family_of_small_p_values():
     assert p < 0.01 and table.loc["file_recall", "p_holm"] == pytest.approx(min(1.0, 2 * p))
 
 
+def test_a_metric_constant_over_every_run_stays_out_of_the_holm_family():
+    """`false_complete_claims` at 0 in every task of every arm has nothing to test: in the family it only
+    made every other p larger (m 11 where 10 were tested)."""
+    repos = [f"r{i}" for i in range(12) for _ in range(2)]
+    base = _tasks({"file_recall": [0.0] * 24, "false_complete_claims": [0.0] * 24}, repos)
+    other = _tasks({"file_recall": [1.0] * 24, "false_complete_claims": [0.0] * 24}, repos)
+    metrics = ["file_recall", "false_complete_claims"]
+    constant = compare.constant_metrics([base, other], metrics)
+    assert constant == ["false_complete_claims"]
+    table = compare.compare_frames(base, other, metrics)
+    assert compare.correct_across([table], {}, constant) == 1
+    assert table.loc["file_recall", "p_holm"] == pytest.approx(table.loc["file_recall", "p"])  # a family of one
+    assert table.loc["false_complete_claims", "holm_family"] == "constant: not tested"
+    assert pd.isna(table.loc["false_complete_claims", "p_holm"])
+
+
 def test_a_metric_without_values_is_untested_not_a_crash():
     repos = ["a", "a", "b", "b"]
     native = _tasks({"file_recall": [1.0, 0.0, 1.0, 1.0], "model_calls": [3.0, 4.0, 5.0, 6.0]}, repos)

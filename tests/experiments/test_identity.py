@@ -155,6 +155,43 @@ def test_a_dependency_is_bound_by_its_version_and_its_installed_source(tmp_path,
         identity._dependency.cache_clear()
 
 
+def test_a_compiled_file_is_bound_by_its_content_and_its_digest_is_paid_once(tmp_path, monkeypatch):
+    """PyStemmer's extension with two language names swapped keeps its name and size: its content
+    binds it. The digest is kept by path, size, mtime, ctime and inode, so an unchanged install is not read
+    again, and a file edited or replaced is."""
+    site = tmp_path / "site"
+    _fake_distribution(site, "1.0", "def score(x):\n    return x\n")
+    extension = site / "fakemod" / "_stem.so"
+    extension.write_bytes(b"english\0russian\0" * 64)
+    record = site / "fakedist-1.dist-info" / "RECORD"
+    record.write_text(record.read_text() + "fakemod/_stem.so,,\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("LOCLAB_CACHE_DIR", str(tmp_path / "cache"))
+    identity.file_digests.cache_clear()
+    try:
+        first = _fake_dependency(site)
+        assert identity.file_digests().read_bytes >= extension.stat().st_size  # cold: the extension hashed
+        identity.file_digests.cache_clear()
+        assert _fake_dependency(site).installed_blake3 == first.installed_blake3
+        assert identity.file_digests().read_bytes == 0  # warm, in a new process's digests: nothing read
+        stat = extension.stat()
+        extension.write_bytes(b"russian\0english\0" * 64)  # same name, size, inode; its mtime set back
+        os.utime(extension, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        identity.file_digests.cache_clear()
+        swapped = _fake_dependency(site)
+        assert swapped.installed_blake3 != first.installed_blake3
+        staged = extension.with_name("staged.so")  # replaced by another file (a reinstall): a new inode
+        staged.write_bytes(b"english\0russian\0" * 64)
+        os.utime(staged, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        os.replace(staged, extension)
+        identity.file_digests.cache_clear()
+        assert _fake_dependency(site).installed_blake3 == first.installed_blake3
+    finally:
+        identity._distributions_by_import.cache_clear()
+        identity._dependency.cache_clear()
+        identity.file_digests.cache_clear()
+
+
 def test_a_changed_dependency_changes_the_results_address(tmp_path, monkeypatch):
     from dataset.manifest import load_manifest
     from experiments.pipeline import Job
@@ -228,7 +265,10 @@ def test_changed_code_on_the_path_never_reuses_results_or_decisions(tmp_path, su
     """A copy of loclab runs two_phase and bm25; then (1) the lexical backend's relevance rule gets
     three times harsher: two_phase re-localizes and the decision cache answers nothing from the old
     backend, bm25 (no System One) reuses its results; (2) the view skips files over 20 KB in
-    experiments/production.py: both re-localize; reverted, both reuse the first results again."""
+    experiments/isolation.py: both re-localize; (3) the job hands the worker the task's text cut to 60
+    characters (the caller outside the address, found in the last audit): both re-localize under a new
+    address, and the clean code does not reuse what the modified code made; reverted, both reuse the
+    first results again."""
     copy = tmp_path / "loclab"
     for part in ("locator", "experiments", "dataset", "metrics", "render", "conf", "datasets"):
         shutil.copytree(PROJECT_ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
@@ -252,14 +292,80 @@ def test_changed_code_on_the_path_never_reuses_results_or_decisions(tmp_path, su
     assert harsher["two_phase"]["6 tasks/reused"] == 0 and harsher["two_phase"]["2 cost/cache_hits"] == 0
     assert harsher["bm25"]["6 tasks/reused"] == 2
     lexical.write_text(original)
-    production = copy / "experiments" / "production.py"
-    kept = production.read_text()
-    production.write_text(kept.replace("        repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id),",
-                                       "        repo = RepositoryView(self.store.materialize(row.subject, what=row.task.id), "
-                                       "max_file_bytes=20_000,"))
+    isolation = copy / "experiments" / "isolation.py"
+    kept_view = isolation.read_text()
+    isolation.write_text(kept_view.replace("return RepositoryView(root, frozen=frozen, listing_dir=listing_dir)",
+                                           "return RepositoryView(root, frozen=frozen, listing_dir=listing_dir, "
+                                           "max_file_bytes=20_000)"))
     smaller = jobs()
     assert smaller["two_phase"]["6 tasks/reused"] == 0 and smaller["bm25"]["6 tasks/reused"] == 0
+    isolation.write_text(kept_view)
+    production = copy / "experiments" / "production.py"
+    kept = production.read_text()
+    handoff = "self.start_worker().localize(row.task.model_dump_json(),"
+    assert kept.count(handoff) == 1
+    production.write_text(kept.replace(handoff, "self.start_worker().localize(row.task.model_copy("
+                                                "update={'text': row.task.text[:60]}).model_dump_json(),"))
+    cut = jobs()
+    assert cut["bm25"]["6 tasks/reused"] == 0 and cut["bm25"]["run_key"] != first["bm25"]["run_key"]
+    assert cut["two_phase"]["6 tasks/reused"] == 0
     production.write_text(kept)
     again = jobs()
     assert again["bm25"]["6 tasks/reused"] == 2 and again["bm25"]["run_key"] == first["bm25"]["run_key"]
     assert again["two_phase"]["6 tasks/reused"] == 2 and again["two_phase"]["run_key"] == first["two_phase"]["run_key"]
+
+
+_JOB_PATH = """
+import json, sys
+from experiments.config import compose_config
+from experiments.paths import PROJECT_ROOT
+
+def loaded_loclab_modules():
+    return {n for n, m in list(sys.modules.items()) if n.split(".")[0] in ("locator", "dataset", "metrics", "render",
+            "experiments", "tests") and (getattr(m, "__file__", None) or "").startswith(str(PROJECT_ROOT) + "/")}
+
+cfg = compose_config(*sys.argv[2:], f"paths.results_dir={sys.argv[1]}/results", f"paths.cache_dir={sys.argv[1]}/cache")
+before = loaded_loclab_modules()  # composing the config is Hydra's part, before any row is read
+from hydra.utils import instantiate
+from experiments.production import Producer
+manifest = instantiate(cfg.dataset.loader)
+producer = Producer(cfg, manifest, "job")
+produced = producer.produce(manifest.rows[0].task.id, 0, localize_missing=True)
+producer.close()
+print(json.dumps({"ran": sorted(loaded_loclab_modules() - before), "address": producer.code.modules,
+                  "run_key": producer.run_key}))
+"""
+
+
+@pytest.mark.parametrize("locator", ["bm25", "two_phase"])
+def test_every_module_between_reading_a_row_and_saving_its_result_is_in_the_address(tmp_path, locator):
+    """The real job path in a fresh process: the data set's loader reads the rows, the producer
+    materializes the subject and has the worker localize (whose own modules it checks per task, see
+    test_isolation), saves the result. Every loclab module that ran is in the results' address."""
+    proc = subprocess.run([sys.executable, "-c", _JOB_PATH, str(tmp_path), f"locator={locator}"], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert {"dataset.manifest", "experiments.production", "experiments.isolation"} <= set(report["ran"])
+    assert not set(report["ran"]) - set(report["address"]), \
+        f"ran loclab code the address does not bind: {sorted(set(report['ran']) - set(report['address']))}"
+
+
+def test_a_change_to_any_module_on_the_path_gives_a_new_address_and_reverting_it_the_old(monkeypatch):
+    """Each module of a job's address (data set loading, production, the worker and its audit, the
+    locator, System One): its source changed gives a new address; restored, the first again."""
+    cfg = compose_config("locator=two_phase", "dataset=swebench_lite_pypi")
+    first = job_code(cfg, True)
+    must = {"dataset.manifest", "dataset.swebench", "dataset.subjects", "experiments.production", "experiments.isolation",
+            "experiments.audit", "locator.runtime", "locator.base", "locator.two_phase", "locator.system_one.lexical"}
+    assert must <= set(first.modules)
+    read_bytes = identity._project_file("locator.runtime").__class__.read_bytes
+    for module in first.modules:
+        path = identity._project_file(module)
+        monkeypatch.setattr(type(path), "read_bytes",
+                            lambda self, _p=path: read_bytes(self) + (b"\nCHANGED = 1\n" if self == _p else b""))
+        identity.code_identity.cache_clear()
+        assert job_code(cfg, True).digest != first.digest, f"a change to {module} kept the address"
+        monkeypatch.undo()
+    identity.code_identity.cache_clear()
+    assert job_code(cfg, True).digest == first.digest

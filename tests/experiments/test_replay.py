@@ -176,6 +176,15 @@ def test_a_corrupt_recorded_config_is_one_error_naming_the_artifact(replay_env, 
     assert err.count(f"error: run {job.info.run_id}'s hydra/config.yaml artifact is not a readable config") == 2
 
 
+def test_a_recorded_config_without_a_locator_is_one_error_not_a_traceback(replay_env, corrupted, capsys):
+    ws, job = replay_env
+    corrupted("hydra/config.yaml", "dataset: {name: demo}\nrepeats: 1\n")
+    assert _replay(ws, job.info.run_id) == 2
+    err = capsys.readouterr().err
+    assert f"error: run {job.info.run_id}'s hydra/config.yaml artifact has no locator, paths, system_one, sampling" in err
+    assert "Traceback" not in err
+
+
 def test_a_corrupt_recorded_result_is_named_and_not_counted_identical(replay_env, corrupted, capsys):
     ws, job = replay_env
     corrupted("results/demo-itsdangerous-001/r0/localization-result.json", '{"schema_version": 1, "task_id": ')

@@ -11,7 +11,7 @@ from tests.experiments.cli import Workspace
 from tests.locator.configured import has_llm_extra
 from tests.test_configs import readme_commands
 
-pytestmark = pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: pip install -e '.[llm]'")
+pytestmark = pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: LOCLAB_EXTRAS=test,llm bash scripts/setup.sh")
 
 
 @pytest.mark.long

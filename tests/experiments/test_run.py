@@ -129,7 +129,16 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     artifacts = {a.path for a in ws.client().list_artifacts(parent.info.run_id)}
     assert {"sweep_jobs.json", "sweep_quality_vs_cost.png"} <= artifacts
     note = parent.data.tags["mlflow.note.content"]
-    assert "| 0 | two_phase, 1 · locator, limit · @demo | FINISHED |" in note and "Swept: `limit`, `locator`." in note
+    assert "| 0 | two_phase, 1 · locator, limit · @demo | FINISHED | 1 | 0 |" in note and "Swept: `limit`, `locator`." in note
+    assert "| job | name | status | n | failed |" in note  # tasks scored and failed per job
+    # the best is chosen on the tasks every finished job completed, and says how many
+    assert parent.data.tags["loclab.best_job_chosen_on"] == "1 tasks every one of 4 finished jobs completed"
+    # every CI carries the number of repositories it resampled, in the tag and the table
+    from experiments.metric_keys import ci_bounds, ci_clusters
+
+    with_ci = [c for c in children if ci_bounds(c.data.tags, "file_acc_all@5")]  # one task has no CI
+    assert len(with_ci) == 2 and all(ci_clusters(c.data.tags, "file_acc_all@5") == 1 for c in with_ci)
+    assert "(1 repos)" in note and "(1 repos)" in proc.stdout
     # and links the view of its jobs alone, best first, which the sweep prints as a URL
     view = parent.data.tags["loclab.sweep_view"]
     assert view == f"#/experiments/{parent.info.experiment_id}/runs?viewStateShareKey={parent.info.run_id}" and view in note
@@ -143,6 +152,16 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     best = next(c for c in children if c.info.run_id == parent.data.tags["loclab.best_job"])
     assert parent.data.metrics["8 sweep/best_file_acc_all_at_5"] == max(
         c.data.metrics["1 quality/file_acc_all_at_5"] for c in children) == best.data.metrics["1 quality/file_acc_all_at_5"]
+
+
+def test_jobs_that_select_the_same_tasks_with_different_settings_are_each_their_own_row(ws):
+    """`limit=1,2` over one named task selects the same task twice: two jobs of the sweep, two keys,
+    two rows (16 jobs `limit=range(1,17)` over 13 tasks showed as 13)."""
+    _ok(ws.run("experiments.run", "locator=bm25", "tasks=[demo-click-001]", "limit=1,2", multirun=True))
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    jobs = ws.jobs()
+    assert len(jobs) == 2 and len({j.data.tags["loclab.job_key"] for j in jobs}) == 2
+    assert parent.data.metrics["8 sweep/jobs_total"] == 2
 
 
 def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):

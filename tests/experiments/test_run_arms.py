@@ -15,7 +15,7 @@ from mlflow.tracking import MlflowClient
 from experiments.paths import PROJECT_ROOT
 from tests.experiments.cli import Workspace
 
-pytestmark = pytest.mark.network  # the demo subjects: real pip downloads into the session's cache
+network = pytest.mark.network  # the demo subjects: real pip downloads into the session's cache
 
 
 def _run_arms(ws: Workspace, store, deadline_s: int) -> subprocess.CompletedProcess:
@@ -31,6 +31,7 @@ def _table(store) -> list[list[str]]:
     return [[cell.strip() for cell in line.strip("|").split("|")] for line in proc.stdout.splitlines()[2:]]
 
 
+@network
 def test_chunks_run_in_parallel_and_each_arm_is_scored_as_the_serial_job(tmp_path, subject_cache):
     ws = Workspace(tmp_path / "ws", subject_cache)
     proc = _run_arms(ws, tmp_path / "arms", deadline_s=600)
@@ -45,6 +46,7 @@ def test_chunks_run_in_parallel_and_each_arm_is_scored_as_the_serial_job(tmp_pat
     assert row[8] == f"{job.data.metrics['2 cost/input_tokens']:,.0f}"
 
 
+@network
 def test_at_the_deadline_no_chunk_starts_and_the_unlocalized_tasks_are_scored_failed(tmp_path, subject_cache):
     ws = Workspace(tmp_path / "ws", subject_cache)
     proc = _run_arms(ws, tmp_path / "arms", deadline_s=0)
@@ -53,6 +55,7 @@ def test_at_the_deadline_no_chunk_starts_and_the_unlocalized_tasks_are_scored_fa
     assert "demo-itsdangerous-001: no saved result" in (tmp_path / "arms" / "score-two_phase-demo.log").read_text()
 
 
+@network
 def test_stopped_from_outside_it_stops_its_running_chunks_and_starts_no_more(tmp_path, subject_cache):
     """Each chunk runs in a session of its own, so a signal to run_arms alone would leave it running."""
     ws = Workspace(tmp_path / "ws", subject_cache)
@@ -68,7 +71,8 @@ def test_stopped_from_outside_it_stops_its_running_chunks_and_starts_no_more(tmp
         time.sleep(0.2)
     driver.send_signal(signal.SIGTERM)
     out, _ = driver.communicate(timeout=120)
-    assert driver.returncode != 0 and "KeyboardInterrupt" in out
+    assert driver.returncode == 128 + signal.SIGTERM and "Traceback" not in out, out[-3000:]
+    assert "stopped by SIGTERM" in out and "c000 two_phase demo 13 tasks: stopped" in out  # the summary, said
     left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and str(store).encode() in _cmdline(p)]
     assert not left, [_cmdline(p) for p in left]
     assert [run.info.status for run in _runs(chunk)] == ["KILLED"]
@@ -85,3 +89,16 @@ def _cmdline(process: Path) -> bytes:
         return (process / "cmdline").read_bytes()
     except OSError:  # ended meanwhile
         return b""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--deadline-s", "-5"], "--deadline-s is the seconds from start after which no chunk runs: a positive number, got -5"),
+    (["--deadline-s", "60", "locator.no_such_setting=1"], "run_arms: an override Hydra refuses:"),
+    (["--deadline-s", "60", "locator=[unclosed"], "run_arms: an override Hydra refuses:"),
+])
+def test_settings_it_cannot_run_are_one_line_before_anything_starts(tmp_path, args, message):
+    proc = subprocess.run([sys.executable, "benchmarks/run_arms.py", "--store", str(tmp_path / "arms"), "--jobs",
+                           "bm25:demo", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 if args[1] == "-5" else proc.returncode == 1
+    assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "arms").exists()

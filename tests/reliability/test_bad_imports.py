@@ -66,7 +66,7 @@ def test_a_range_past_the_end_of_the_file_is_clipped_with_a_warning(tmp_path):
     the_job = job(tmp_path, manifest, "locator=imported", f"locator.path={tmp_path / 'peer.jsonl'}",
                   "locator.system=Peer", "locator.format=generic")
     with pytest.warns(ImportedRangeWarning) as caught:
-        outcome = the_job.run_task(the_job.manifest.rows[0], 0)
+        outcome = the_job.run_task(the_job.manifest.rows[0].task.id, 0)
     assert outcome.status == "ok"
     assert ["clipped to [2, 6]" in str(w.message) for w in caught] == [True, False]
     assert "dropped" in str(caught[1].message)
@@ -96,7 +96,7 @@ def test_a_path_named_twice_keeps_the_ranges_of_both_entries(tmp_path):
     (tmp_path / "peer.jsonl").write_text(json.dumps(row) + "\n")
     the_job = job(tmp_path, manifest, "locator=imported", f"locator.path={tmp_path / 'peer.jsonl'}",
                   "locator.system=Peer", "locator.format=generic")
-    outcome = the_job.run_task(the_job.manifest.rows[0], 0)
+    outcome = the_job.run_task(the_job.manifest.rows[0].task.id, 0)
     result = json.loads((outcome.result_dir / "localization-result.json").read_text())
     assert [f["path"] for f in result["files"]] == ["pkg/core.py"]
     assert [(e["start_line"], e["end_line"]) for e in result["files"][0]["evidence"]] == [(2, 3), (5, 6)]
@@ -108,5 +108,34 @@ def test_a_path_not_in_the_subject_is_named_not_reported_as_zero_lines(tmp_path)
     the_job = job(tmp_path, manifest, "locator=imported", f"locator.path={tmp_path / 'peer.jsonl'}",
                   "locator.system=Peer", "locator.format=generic")
     with pytest.warns(ImportedRangeWarning, match="pkg/gone.py is not a file of the subject: its 1 ranges dropped"):
-        outcome = the_job.run_task(the_job.manifest.rows[0], 0)
+        outcome = the_job.run_task(the_job.manifest.rows[0].task.id, 0)
     assert outcome.status == "ok"
+
+
+def test_a_hand_edited_saved_result_is_checked_against_its_subject_when_scored_again(tmp_path):
+    """`experiments.score` re-scores saved results, which anyone can edit: a range to line 100000 is
+    clipped, a file the subject lacks dropped (each named), a path out of the subject rejected."""
+    from experiments.pipeline import ResultAdjustedWarning
+
+    manifest = local_manifest(tmp_path)
+    the_job = job(tmp_path, manifest, "locator=bm25")
+    try:
+        first = the_job.run_task("task-0", 0)
+        saved = first.result_dir / "localization-result.json"
+        result = json.loads(saved.read_text())
+        result["files"][0]["evidence"] = [{"id": "e", "start_line": 2, "end_line": 100000}]
+        result["files"].append({"path": "pkg/gone.py", "role": "relevant", "evidence": []})
+        saved.write_text(json.dumps(result))
+        with pytest.warns(ResultAdjustedWarning) as caught:
+            edited = the_job.run_task("task-0", 0, localize_missing=False)
+        assert edited.status == "ok" and edited.reused and edited.adjustments == 2
+        messages = " ".join(str(w.message) for w in caught)
+        assert "2-100000 clipped to 2-6: the file has 6 lines" in messages and "pkg/gone.py is not a readable" in messages
+        assert edited.scores["line_precision"] == pytest.approx(1 / 5)  # over the 5 lines that exist
+        result["files"][0]["path"] = "../../etc/passwd"
+        saved.write_text(json.dumps(result))
+        escaped = the_job.run_task("task-0", 0, localize_missing=False)
+    finally:
+        the_job.close()
+    assert escaped.status == "failed" and "ResultOutsideSubjectError" in escaped.error
+    assert "field files[0].path: rejected path" in escaped.error and "etc/passwd" in escaped.error

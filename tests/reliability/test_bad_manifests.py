@@ -65,7 +65,7 @@ def test_a_gold_file_missing_from_the_subject_fails_the_task_closed(tmp_path):
     gold = Gold(files=["pkg/gone.py"], spans=[GoldSpan(path="pkg/gone.py", start_line=1, end_line=1, region=0)], rule="t")
     manifest = local_manifest(tmp_path, gold=gold)
     the_job = job(tmp_path, manifest, "locator=bm25")
-    outcome = the_job.run_task(the_job.manifest.rows[0], 0)
+    outcome = the_job.run_task(the_job.manifest.rows[0].task.id, 0)
     assert outcome.status == "failed" and "gold file 'pkg/gone.py' is not a readable text file" in outcome.error
     assert not list((tmp_path / "results").rglob("localization-result.json"))  # never localized
 
@@ -73,6 +73,6 @@ def test_a_gold_file_missing_from_the_subject_fails_the_task_closed(tmp_path):
 def test_a_gold_span_past_the_end_of_its_file_fails_the_task_closed(tmp_path):
     gold = Gold(files=["pkg/core.py"], spans=[GoldSpan(path="pkg/core.py", start_line=5, end_line=40, region=0)], rule="t")
     the_job = job(tmp_path, local_manifest(tmp_path, gold=gold), "locator=bm25")
-    outcome = the_job.run_task(the_job.manifest.rows[0], 0)
+    outcome = the_job.run_task(the_job.manifest.rows[0].task.id, 0)
     assert outcome.status == "failed" and GoldMismatchError.__name__ in outcome.error
     assert "ends past the end of the file (6 lines" in outcome.error

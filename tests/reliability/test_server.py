@@ -69,7 +69,9 @@ def test_more_requests_than_the_default_worker_threads_are_answered_at_once(tmp_
     from concurrent.futures import ThreadPoolExecutor
 
     requests = 48  # the thread pool's default is 40: 8 of these waited for a thread
-    with system_one_server(tmp_path / "cache", "server.faults.latency_ms=1500") as url:
+    # each answer is held until all 48 are in flight: reached only if the server works on 48 at once,
+    # however slowly a loaded machine's client threads send them (with 40 threads: held 30 s, peak 40)
+    with system_one_server(tmp_path / "cache", f"server.faults.hold_until_in_flight={requests}") as url:
         with httpx.Client(limits=httpx.Limits(max_connections=requests)) as client, \
                 ThreadPoolExecutor(max_workers=requests) as pool:
             answers = list(pool.map(lambda i: client.post(url, json=_request(1, pad=i), timeout=30), range(requests)))

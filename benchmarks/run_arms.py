@@ -182,8 +182,8 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=3, help="tasks per localizing process")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
-    if not args.deadline_s > 0:
-        parser.error(f"--deadline-s is the seconds from start after which no chunk runs: a positive number, got "
+    if not args.deadline_s >= 0:  # 0: no chunk starts (what is saved is scored); negative, or nan, is no deadline
+        parser.error(f"--deadline-s is the seconds from start after which no chunk runs: 0 or more, got "
                      f"{args.deadline_s:g}")
     check_overrides(args.overrides)
     started = time.monotonic()

@@ -43,6 +43,7 @@ from packaging.utils import canonicalize_name
 
 from experiments.paths import PROJECT_ROOT, default_cache_dir, git_revision
 from locator.files import write_atomically
+from locator.hashing import blake3_file
 from locator.result import CodeIdentity, Dependency, WeightFile
 from locator.system_one.backend import Backend
 
@@ -190,7 +191,7 @@ class FileDigests:
         known = self._known.get(str(path))
         if known is not None and known[:4] == key:
             return known[4]
-        value = _file_digest_uncached(str(path))
+        value = blake3_file(path)
         self.read_bytes += stat.st_size
         self._known[str(path)] = [*key, value]
         self._changed = True
@@ -272,15 +273,7 @@ def _display_path(path: str) -> str:
 
 @lru_cache(maxsize=256)
 def _file_digest(path: str) -> str:
-    return _file_digest_uncached(path)
-
-
-def _file_digest_uncached(path: str) -> str:
-    digest = blake3.blake3(max_threads=blake3.blake3.AUTO)
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 24), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return blake3_file(path)
 
 
 def _packages_dirty(paths: list[str]) -> bool:

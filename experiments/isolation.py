@@ -138,78 +138,93 @@ def rebuilt(type_name: str, message: str, worker_traceback: str | None = None) -
     return exc
 
 
-class LocalizationWorker:
-    """The job's side of one worker: started at once (it imports while the job sets up), asked from
-    any thread, closed when the job ends (or with the process)."""
+class _Channel:
+    """The worker's pipe and what waits on it. The thread that reads the pipe holds this, never the
+    `LocalizationWorker`, so a job dropped without `close()` is collected and its worker stopped."""
 
-    def __init__(self, setup: WorkerSetup):
-        self._numbers = itertools.count()
-        self._pending: dict[int, Future] = {}
-        self._lock = threading.Lock()
-        self._ready: Future = Future()
-        self._workdir = tempfile.TemporaryDirectory(prefix="loclab-worker-")
+    def __init__(self, process: subprocess.Popen):
+        self.process = process
+        self.lock = threading.Lock()
+        self.pending: dict[int, Future] = {}
+        self.ready: Future = Future()
         self.started = time.perf_counter()
         self.ready_s: float | None = None  # from start to ready (imports, locator and System One built)
-        self.waited_s = 0.0  # what the job spent waiting for it to be ready
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env=worker_env(setup.forbidden, secrets=setup.secrets) | {"PYTHONPATH": str(PROJECT_ROOT)},
-            cwd=self._workdir.name)
-        self._send({"kind": "setup", **setup.__dict__})
-        self._reader = threading.Thread(target=self._read, name="localization-worker-reader", daemon=True)
-        self._reader.start()
-        self._finalizer = weakref.finalize(self, _stop, self._process, self._workdir)
 
-    def _send(self, message: dict) -> None:
+    def send(self, message: dict) -> None:
         line = (json.dumps(message) + "\n").encode()
-        with self._lock:
+        with self.lock:
             try:
-                self._process.stdin.write(line)
-                self._process.stdin.flush()
+                self.process.stdin.write(line)
+                self.process.stdin.flush()
             except (BrokenPipeError, ValueError, OSError) as exc:
-                raise WorkerError(f"the localization worker stopped (exit {self._process.poll()})") from exc
+                raise WorkerError(f"the localization worker stopped (exit {self.process.poll()})") from exc
 
-    def _read(self) -> None:
-        for line in self._process.stdout:
+    def read(self) -> None:
+        for line in self.process.stdout:
             message = json.loads(line)
             kind = message["kind"]
             if kind == "ready":
                 self.ready_s = time.perf_counter() - self.started
-                self._ready.set_result(None)
+                self.ready.set_result(None)
             elif kind == "setup_failed":
-                self._ready.set_exception(rebuilt(message["type"], message["message"], message["traceback"]))
+                self.ready.set_exception(rebuilt(message["type"], message["message"], message["traceback"]))
             else:
-                with self._lock:
-                    future = self._pending.pop(message["id"])
+                with self.lock:
+                    future = self.pending.pop(message["id"])
                 if kind == "done":
                     future.set_result(Localized(message["result"], message["trace"],
                                                 [tuple(w) for w in message["warnings"]]))
                 else:
                     future.set_exception(rebuilt(message["type"], message["message"], message.get("traceback")))
-        code = self._process.wait()
-        stopped = WorkerError(f"the localization worker stopped (exit {code}) with tasks in flight")
-        if not self._ready.done():
-            self._ready.set_exception(WorkerError(f"the localization worker stopped (exit {code}) before it was ready"))
-        with self._lock:
-            pending, self._pending = self._pending, {}
+        code = self.process.wait()
+        if not self.ready.done():
+            self.ready.set_exception(WorkerError(f"the localization worker stopped (exit {code}) before it was ready"))
+        with self.lock:
+            pending, self.pending = self.pending, {}
         for future in pending.values():
-            future.set_exception(stopped)
+            future.set_exception(WorkerError(f"the localization worker stopped (exit {code}) with tasks in flight"))
+
+
+class LocalizationWorker:
+    """The job's side of one worker: started at once (it imports while the job sets up), asked from
+    any thread, closed when the job ends (or when it is dropped, or with the process)."""
+
+    def __init__(self, setup: WorkerSetup):
+        self._numbers = itertools.count()
+        self._workdir = tempfile.TemporaryDirectory(prefix="loclab-worker-")
+        self.waited_s = 0.0  # what the job spent waiting for it to be ready
+        process = subprocess.Popen(
+            [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            env=worker_env(setup.forbidden, secrets=setup.secrets) | {"PYTHONPATH": str(PROJECT_ROOT)},
+            cwd=self._workdir.name)
+        self._channel = _Channel(process)
+        self._channel.send({"kind": "setup", **setup.__dict__})
+        threading.Thread(target=self._channel.read, name="localization-worker-reader", daemon=True).start()
+        self._finalizer = weakref.finalize(self, _stop, process, self._workdir)
+
+    @property
+    def pid(self) -> int:
+        return self._channel.process.pid
+
+    @property
+    def ready_s(self) -> float | None:
+        return self._channel.ready_s
 
     def wait_ready(self) -> None:
         started = time.perf_counter()
         try:
-            self._ready.result()
+            self._channel.ready.result()
         finally:
             self.waited_s += time.perf_counter() - started
 
     def localize(self, task_json: str, root: Path, frozen: bool, listing_dir: Path | None, repeat: int) -> Localized:
         self.wait_ready()
         future: Future = Future()
-        with self._lock:
+        with self._channel.lock:
             number = next(self._numbers)
-            self._pending[number] = future
-        self._send({"kind": "task", "id": number, "task": task_json, "root": str(root), "frozen": frozen,
-                    "listing_dir": None if listing_dir is None else str(listing_dir), "repeat": repeat})
+            self._channel.pending[number] = future
+        self._channel.send({"kind": "task", "id": number, "task": task_json, "root": str(root), "frozen": frozen,
+                            "listing_dir": None if listing_dir is None else str(listing_dir), "repeat": repeat})
         localized = future.result()
         for category, message in localized.warnings:  # as the locator warned them, in the job's process
             warnings.warn(message, _warning_category(category), stacklevel=2)

@@ -7,7 +7,7 @@ import httpx
 from pydantic import ValidationError
 
 from locator.redact import redact
-from locator.system_one.transport import RetryPolicy, SystemOneUnavailableError, bearer_headers, post_json
+from locator.system_one.transport import RetryPolicy, bearer_headers, get_json, post_json
 from locator.system_one.wire import InvalidAnswerError, Request, Response
 
 
@@ -30,19 +30,11 @@ class HttpBackend:
         /healthz); None for an endpoint that does not say. Asked once, before the first task, so an
         endpoint that is not there is said plainly, naming how to point at one or start one."""
         health = str(httpx.URL(self.url).copy_with(path="/healthz", query=None, fragment=None))
-        try:
-            response = self._client.get(health, timeout=self.policy.timeout_s)
-        except httpx.TransportError as exc:
-            raise SystemOneUnavailableError(
-                f"System One at {redact(self.url)} is not reachable ({type(exc).__name__}): set LOCLAB_SYSTEM_ONE_URL "
-                "(system_one.backend.url) to a running endpoint, or start one with "
-                "`python -m experiments.serve_system_one system_one=lexical`") from None
-        if response.status_code != 200:
-            return None
-        try:
-            served = response.json().get("backend")
-        except (ValueError, AttributeError):
-            return None
+        body = get_json(self._client, health, {}, self.policy.timeout_s,
+                        f"System One at {redact(self.url)} is not reachable ({{error}}): set LOCLAB_SYSTEM_ONE_URL "
+                        "(system_one.backend.url) to a running endpoint, or start one with "
+                        "`python -m experiments.serve_system_one system_one=lexical`")
+        served = body.get("backend") if isinstance(body, dict) else None
         return redact(served) if isinstance(served, str) else None
 
     def answer(self, request: Request) -> Response:

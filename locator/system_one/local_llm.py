@@ -40,6 +40,7 @@ from typing import Any
 
 from locator.extras import install_command as extras_install_command
 from locator.files import write_atomically
+from locator.hashing import blake3_file
 from locator.system_one.events import notify
 from locator.system_one.lexical import MissingTaskTextError
 from locator.system_one.prefix_cache import PrefixCache
@@ -107,16 +108,6 @@ def verify_converted(folder: Path) -> None:
             verified_path.write_text(json.dumps(verified), encoding="utf-8")
         except OSError:  # a read-only cache: verified again next time
             pass
-
-
-def blake3_file(path: Path) -> str:
-    import blake3
-
-    digest = blake3.blake3(max_threads=blake3.blake3.AUTO)
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 24), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def install_command(extra: str) -> str:

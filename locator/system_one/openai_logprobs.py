@@ -32,7 +32,7 @@ import httpx
 
 from locator.system_one.lexical import MissingTaskTextError
 from locator.redact import redact
-from locator.system_one.transport import RetryPolicy, SystemOneUnavailableError, bearer_headers, post_json
+from locator.system_one.transport import RetryPolicy, bearer_headers, get_json, post_json
 from locator.system_one.prompting import Prompts, answer_question, check_choice_orders
 from locator.system_one.wire import (
     Answer, Generation, GenerationRequest, InvalidAnswerError, Question, Request, Response, Usage,
@@ -121,18 +121,13 @@ class OpenAILogprobsBackend:
         """The models the endpoint serves (`GET /models`), asked once before the first task, so an
         endpoint that is not there is said plainly, naming the setting, instead of as every task's retries."""
         models = self.url.removesuffix("/chat/completions") + "/models"
+        body = get_json(self._client, models, bearer_headers(self.api_key_env), self.policy.timeout_s,
+                        f"the OpenAI-compatible endpoint at {redact(models)} is not reachable ({{error}}): set "
+                        "LOCLAB_OPENAI_BASE_URL (system_one.backend.base_url) to a running server's /v1, e.g. "
+                        "llama.cpp's `llama-server --port 8000` or vLLM's")
         try:
-            response = self._client.get(models, headers=bearer_headers(self.api_key_env), timeout=self.policy.timeout_s)
-        except httpx.TransportError as exc:
-            raise SystemOneUnavailableError(
-                f"the OpenAI-compatible endpoint at {redact(models)} is not reachable ({type(exc).__name__}): set "
-                "LOCLAB_OPENAI_BASE_URL (system_one.backend.base_url) to a running server's /v1, e.g. llama.cpp's "
-                "`llama-server --port 8000` or vLLM's") from None
-        if response.status_code != 200:
-            return None
-        try:
-            served = sorted(str(m["id"]) for m in response.json()["data"])
-        except (ValueError, KeyError, TypeError):
+            served = sorted(str(m["id"]) for m in body["data"])
+        except (KeyError, TypeError):
             return None
         return ",".join(served) or None
 

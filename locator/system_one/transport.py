@@ -110,6 +110,23 @@ def _within_deadline(client: httpx.Client, url: str, payload: dict[str, Any], he
     return outcome["response"]
 
 
+def get_json(client: httpx.Client, url: str, headers: dict[str, str], timeout_s: float, unreachable: str) -> Any:
+    """An endpoint's JSON answer to one GET, asked before the first task (what it says it serves):
+    None for a status that is not 200 or a body that is not JSON; an endpoint that is not there at all
+    is `SystemOneUnavailableError` saying `unreachable`, its `{error}` the transport's error (and which
+    setting to point elsewhere, or what to start)."""
+    try:
+        response = client.get(url, headers=headers, timeout=timeout_s)
+    except httpx.TransportError as exc:
+        raise SystemOneUnavailableError(unreachable.format(error=type(exc).__name__)) from None
+    if response.status_code != 200:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
 def post_json(client: httpx.Client, url: str, payload: dict[str, Any], headers: dict[str, str],
               policy: RetryPolicy) -> Any:
     """The endpoint's JSON answer. Every attempt has a total deadline of `policy.timeout_s` (headers

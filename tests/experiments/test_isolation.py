@@ -5,7 +5,10 @@ closed, naming the call and the path. The probes are `tests/experiments/sneaky_l
 
 from __future__ import annotations
 
+import gc
 import json
+import os
+import time
 
 import pytest
 
@@ -110,7 +113,7 @@ def test_an_honest_job_localizes_in_the_worker_as_before(tmp_path):
         outcome = the_job.run_task("task-0", 0)
         worker = the_job.start_worker()
         assert outcome.status == "ok" and outcome.scores["file_recall"] == 1.0
-        assert worker.ready_s is not None and worker._process.pid != __import__("os").getpid()
+        assert worker.ready_s is not None and worker.pid != os.getpid()
     finally:
         the_job.close()
     trace = (outcome.result_dir / "trace.jsonl").read_text().splitlines()
@@ -148,3 +151,15 @@ def test_what_is_localized_is_the_producer_s_sealed_copy_of_the_task(tmp_path):
     assert outcome.status == "ok" and outcome.scores["file_recall"] == 1.0
     with pytest.raises(ManifestChangedError, match="rows were changed after it was loaded"):
         Job(cfg, manifest, "bm25")
+
+
+def test_a_job_dropped_without_close_stops_its_worker(tmp_path):
+    the_job = job(tmp_path, local_manifest(tmp_path), "locator=bm25")
+    assert the_job.run_task("task-0", 0).status == "ok"
+    pid = the_job.start_worker().pid
+    del the_job
+    gc.collect()
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}"), "the worker outlived its job"

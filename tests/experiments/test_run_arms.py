@@ -72,7 +72,8 @@ def test_stopped_from_outside_it_stops_its_running_chunks_and_starts_no_more(tmp
     driver.send_signal(signal.SIGTERM)
     out, _ = driver.communicate(timeout=120)
     assert driver.returncode == 128 + signal.SIGTERM and "Traceback" not in out, out[-3000:]
-    assert "stopped by SIGTERM" in out and "c000 two_phase demo 13 tasks: stopped" in out  # the summary, said
+    assert "stopped by SIGTERM" in out and "c000 two_phase demo 13 tasks: rc 143" in out  # the summary, said
+    assert "c001 semantic_zoom demo 13 tasks: not started (stopped)" in out
     left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and str(store).encode() in _cmdline(p)]
     assert not left, [_cmdline(p) for p in left]
     assert [run.info.status for run in _runs(chunk)] == ["KILLED"]
@@ -92,7 +93,7 @@ def _cmdline(process: Path) -> bytes:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--deadline-s", "-5"], "--deadline-s is the seconds from start after which no chunk runs: a positive number, got -5"),
+    (["--deadline-s", "-5"], "--deadline-s is the seconds from start after which no chunk runs: 0 or more, got -5"),
     (["--deadline-s", "60", "locator.no_such_setting=1"], "run_arms: an override Hydra refuses:"),
     (["--deadline-s", "60", "locator=[unclosed"], "run_arms: an override Hydra refuses:"),
 ])

@@ -104,53 +104,9 @@ def test_every_weights_option_pins_its_packages_in_its_extra_and_the_lock():
             assert pins[package] in lock, (option.name, pins[package])
 
 
-@needs_model
-def test_a_model_another_job_converted_meanwhile_is_used_and_this_jobs_staging_removed(tmp_path, monkeypatch):
-    """Parallel jobs on a new model each convert it into a staging folder of their own; the one that
-    finishes second finds the model published and keeps that (same weights, same runtime)."""
-    import transformers
-
-    import locator.system_one.local_llm as local_llm
-
-    backend = _backend(tmp_path)
-
-    class Saved:
-        def __init__(self, folder):
-            self.folder = folder
-
-        def save_pretrained(self, folder):
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "config.json").write_text("this job")
-            published = next(tmp_path.glob("*.partial-*")).with_name(folder.name.split(".partial-")[0])
-            published.mkdir(exist_ok=True)  # meanwhile, another job published the same conversion
-            (published / "config.json").write_text("the other job")
-            local_llm.write_digests(published)
-
-    class Model(Saved):
-        config = object()
-
-        def to(self, device):
-            return self
-
-        def eval(self):
-            return self
-
-    class Tokenizer(Saved):
-        def encode(self, text, add_special_tokens=False):
-            return [7]
-
-    monkeypatch.setattr(local_llm, "assemble", lambda *args: tmp_path / "model.gguf")
-    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda folder, **kw: Tokenizer(folder))
-    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda folder, **kw: Model(folder))
-    tokenizer, model = backend._load()
-    published = [p for p in tmp_path.iterdir() if p.is_dir()]
-    assert len(published) == 1 and (published[0] / "config.json").read_text() == "the other job"
-    assert model.folder == str(published[0])
-
-
-def test_a_converted_model_damaged_after_conversion_is_named_with_the_fix_before_it_is_read(tmp_path, monkeypatch):
-    """A truncated `model.safetensors` failed every later run in the safetensors reader, naming no file:
-    conversion writes each file's size and digest last, and every load checks them."""
+def _fake_conversion(monkeypatch, tmp_path, save) -> None:
+    """transformers' loaders answered by stand-ins whose `save_pretrained(folder)` is `save(self, folder)`:
+    the conversion's bookkeeping runs for real, no model is loaded."""
     import transformers
 
     import locator.system_one.local_llm as local_llm
@@ -160,8 +116,7 @@ def test_a_converted_model_damaged_after_conversion_is_named_with_the_fix_before
             self.folder = folder
 
         def save_pretrained(self, folder):
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{type(self).__name__}.safetensors").write_bytes(b"weights" * 1000)
+            save(self, folder)
 
     class Model(Saved):
         config = object()
@@ -180,6 +135,40 @@ def test_a_converted_model_damaged_after_conversion_is_named_with_the_fix_before
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda folder, **kw: Tokenizer(folder))
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda folder, **kw: Model(folder))
     monkeypatch.setattr(local_llm, "_MODELS", {})
+
+
+@needs_model
+def test_a_model_another_job_converted_meanwhile_is_used_and_this_jobs_staging_removed(tmp_path, monkeypatch):
+    """Parallel jobs on a new model each convert it into a staging folder of their own; the one that
+    finishes second finds the model published and keeps that (same weights, same runtime)."""
+    import locator.system_one.local_llm as local_llm
+
+    def save(saved, folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.json").write_text("this job")
+        published = next(tmp_path.glob("*.partial-*")).with_name(folder.name.split(".partial-")[0])
+        published.mkdir(exist_ok=True)  # meanwhile, another job published the same conversion
+        (published / "config.json").write_text("the other job")
+        local_llm.write_digests(published)
+
+    _fake_conversion(monkeypatch, tmp_path, save)
+    tokenizer, model = _backend(tmp_path)._load()
+    published = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert len(published) == 1 and (published[0] / "config.json").read_text() == "the other job"
+    assert model.folder == str(published[0])
+
+
+@needs_model
+def test_a_converted_model_damaged_after_conversion_is_named_with_the_fix_before_it_is_read(tmp_path, monkeypatch):
+    """A truncated `model.safetensors` failed every later run in the safetensors reader, naming no file:
+    conversion writes each file's size and digest last, and every load checks them."""
+    import locator.system_one.local_llm as local_llm
+
+    def save(saved, folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{type(saved).__name__}.safetensors").write_bytes(b"weights" * 1000)
+
+    _fake_conversion(monkeypatch, tmp_path, save)
     _backend(tmp_path)._load()
     [converted] = [p for p in tmp_path.iterdir() if p.is_dir()]
     weights = converted / "Model.safetensors"

@@ -57,12 +57,13 @@ def main() -> None:
                        check=True, capture_output=True)
         try:
             trees = {"isolated (this tree)": ROOT, f"in-process ({args.baseline})": baseline}
+            stores = {name: scratch / f"store{i}" for i, name in enumerate(trees)}  # Hydra refuses "(" in a path
             for name, tree in trees.items():
-                _job(tree, scratch / name, overrides)  # the store, the subject, the digests: once
+                _job(tree, stores[name], overrides)  # the store, the subject, the digests: once
             samples: dict[str, list[tuple[float, dict[str, float]]]] = {name: [] for name in trees}
             for _ in range(args.n):
                 for name, tree in trees.items():
-                    samples[name].append(_job(tree, scratch / name, overrides))
+                    samples[name].append(_job(tree, stores[name], overrides))
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(baseline)], check=False,
                            capture_output=True)

@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -77,7 +76,6 @@ class WorkerSetup:
     concurrency: int
     outlines_dir: str | None
     modules: list[str]  # the loclab modules on the results' address: a task that runs any other fails closed
-    secrets: list[str]  # environment variables System One reads its keys from (`api_key_env`)
 
 
 @dataclass(frozen=True)
@@ -186,21 +184,22 @@ class _Channel:
 
 
 class LocalizationWorker:
-    """The job's side of one worker: started at once (it imports while the job sets up), asked from
-    any thread, closed when the job ends (or when it is dropped, or with the process)."""
+    """The job's side of one worker. Spawned first (`env`: the job's environment less what names
+    guarded data; the worker imports its machinery while the job builds itself), configured once
+    (`configure`), asked from any thread, closed when the job ends (or when dropped, or with the process)."""
 
-    def __init__(self, setup: WorkerSetup):
+    def __init__(self, env: dict[str, str]):
         self._numbers = itertools.count()
-        self._workdir = tempfile.TemporaryDirectory(prefix="loclab-worker-")
         self.waited_s = 0.0  # what the job spent waiting for it to be ready
-        process = subprocess.Popen(
-            [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env=worker_env(setup.forbidden, secrets=setup.secrets) | {"PYTHONPATH": str(PROJECT_ROOT)},
-            cwd=self._workdir.name)
+        # its working folder is the file system's root: nothing of the job's is relative to it
+        process = subprocess.Popen([sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   env=env | {"PYTHONPATH": str(PROJECT_ROOT)}, cwd="/")
         self._channel = _Channel(process)
-        self._channel.send({"kind": "setup", **setup.__dict__})
         threading.Thread(target=self._channel.read, name="localization-worker-reader", daemon=True).start()
-        self._finalizer = weakref.finalize(self, _stop, process, self._workdir)
+        self._finalizer = weakref.finalize(self, _stop, process)
+
+    def configure(self, setup: WorkerSetup) -> None:
+        self._channel.send({"kind": "setup", **setup.__dict__})
 
     @property
     def pid(self) -> int:
@@ -234,15 +233,26 @@ class LocalizationWorker:
         self._finalizer()
 
 
-def _stop(process: subprocess.Popen, workdir: tempfile.TemporaryDirectory) -> None:
+STOP_GRACE_S = 30  # what a worker is given to finish the tasks in flight once its job closes it
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End of tasks: the worker finishes what is in flight and exits; the job does not wait for it
+    (a thread reaps it, killing it after STOP_GRACE_S)."""
     try:
         if process.stdin and not process.stdin.closed:
-            process.stdin.close()  # end of tasks: the worker finishes what is in flight and exits
-        process.wait(timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        process.kill()
-        process.wait()
-    workdir.cleanup()
+            process.stdin.close()
+    except OSError:
+        pass
+
+    def reap() -> None:
+        try:
+            process.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    threading.Thread(target=reap, name="localization-worker-reaper", daemon=True).start()
 
 
 def _warning_category(name: str) -> type[Warning]:
@@ -329,6 +339,23 @@ class _Worker:
                 "warnings": caught.found}
 
 
+def _preload() -> None:
+    """The worker's own machinery, imported before its setup arrives (every module here is on the results'
+    address: the production closure)."""
+    import hydra.utils  # noqa: F401
+    import omegaconf  # noqa: F401
+
+    import experiments.audit  # noqa: F401
+    import experiments.identity  # noqa: F401
+    import locator.base  # noqa: F401
+    import locator.outline  # noqa: F401
+    import locator.repository  # noqa: F401
+    import locator.runtime  # noqa: F401
+    import locator.system_one.cache  # noqa: F401
+    import locator.system_one.client  # noqa: F401
+    import locator.system_one.sampling  # noqa: F401
+
+
 _CAPTURE = threading.local()
 
 
@@ -378,7 +405,11 @@ def main() -> None:
     threading.Thread(target=orphaned, name="job-watch", daemon=True).start()
     warnings.simplefilter("always")  # every warning goes back; the job's filters decide what shows
     warnings.showwarning = _show
-    setup = json.loads(sys.stdin.buffer.readline())
+    _preload()  # while the job builds itself and sends the setup
+    line = sys.stdin.buffer.readline()
+    if not line:  # the job ended before it configured its worker
+        return
+    setup = json.loads(line)
     try:
         worker = _Worker(setup)
     except Exception as exc:  # noqa: BLE001 - the job raises it as its own

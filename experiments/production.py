@@ -26,7 +26,7 @@ from dataset.gold import check_gold, place_gold
 from dataset.manifest import Gold, Manifest, ManifestRow, rows_hash
 from dataset.subjects import SubjectStore, source_reader
 from experiments.identity import bound_backend, code_identity, module_closure, targets
-from experiments.isolation import LocalizationWorker, WorkerSetup, subject_view
+from experiments.isolation import LocalizationWorker, WorkerSetup, subject_view, worker_env
 from experiments.paths import PROJECT_ROOT
 from locator.base import Locator
 from locator.hashing import blake3_hex, canonical_json
@@ -156,16 +156,12 @@ class Producer:
         config = {"locator": OmegaConf.to_container(cfg.locator, resolve=True),
                   "system_one": OmegaConf.to_container(cfg.system_one, resolve=True) if cfg.system_one else None,
                   "sampling": OmegaConf.to_container(cfg.sampling, resolve=True)}
-        data = [Path(p).parent for p in _absolute_paths(OmegaConf.to_container(cfg.dataset.loader, resolve=True))]
-        forbidden = [cfg.paths.cache_dir, cfg.paths.results_dir, Path(self.manifest.source).parent, *data,
-                     *shared_dirs(), PROJECT_ROOT / "runs",
-                     *(value for name, value in os.environ.items() if name in DATA_VARIABLES and os.path.isabs(value))]
+        forbidden = [*guarded_paths(cfg), str(Path(self.manifest.source).parent)]
         return WorkerSetup(config=config, system_one_identity=self.system_one_identity if self.backend else None,
-                           backend=self._backend_spec, forbidden=sorted({str(p) for p in forbidden}),
+                           backend=self._backend_spec, forbidden=sorted(set(forbidden)),
                            allowed=sorted(_absolute_paths(config["locator"])),
                            concurrency=int(cfg.concurrency.tasks), outlines_dir=str(self.outlines_dir),
-                           modules=sorted({*self.code.modules, *self._backend_modules()}),
-                           secrets=sorted(_key_variables(config["system_one"])))
+                           modules=sorted({*self.code.modules, *self._backend_modules()}))
 
     def _backend_modules(self) -> tuple[str, ...]:
         """A backend given instead of the configured one (a replay's snapshot) runs its own code, bound
@@ -174,12 +170,15 @@ class Producer:
             return ()
         return module_closure(targets(self._backend_spec))[0]
 
-    def start_worker(self) -> LocalizationWorker:
-        """The job's localization worker, started once (a job starts it early, so its imports overlap
-        the job's own setup)."""
+    def start_worker(self, spawned: LocalizationWorker | None = None) -> LocalizationWorker:
+        """The job's localization worker, configured once: `spawned` (by `spawn_worker`, before the job
+        was built, so its imports overlapped the job's own setup), else a new one."""
         with self._worker_lock:
             if self._worker is None:
-                self._worker = LocalizationWorker(self.worker_setup())
+                self._worker = spawned or spawn_worker(self.cfg)
+                self._worker.configure(self.worker_setup())
+            elif spawned is not None and spawned is not self._worker:
+                spawned.close()
             return self._worker
 
     def worker_seconds(self) -> dict[str, float]:
@@ -292,6 +291,23 @@ def line_count_in(repo: RepositoryView):
             return None
 
     return line_count
+
+
+def guarded_paths(cfg: DictConfig) -> list[str]:
+    """What a localizing process may not reach, known from the config alone: caches, results, the data
+    set's files (every absolute path its loader names, and the folder it lies in), `../shared`, the
+    checkout's runs, and the data the environment names."""
+    data = [Path(p).parent for p in _absolute_paths(OmegaConf.to_container(cfg.dataset.loader, resolve=True))]
+    found = [cfg.paths.cache_dir, cfg.paths.results_dir, *data, *shared_dirs(), PROJECT_ROOT / "runs",
+             *(value for name, value in os.environ.items() if name in DATA_VARIABLES and os.path.isabs(value))]
+    return sorted({str(p) for p in found})
+
+
+def spawn_worker(cfg: DictConfig) -> LocalizationWorker:
+    """A localization worker for a job of this config, spawned before the job is built: its environment
+    names nothing `guarded_paths` guards, but the variables System One reads its keys from."""
+    system_one = OmegaConf.to_container(cfg.system_one, resolve=True) if cfg.system_one else None
+    return LocalizationWorker(worker_env(guarded_paths(cfg), secrets=sorted(_key_variables(system_one))))
 
 
 def _no_clock(stage: str):

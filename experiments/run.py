@@ -39,6 +39,7 @@ from experiments.mlflow_traces import log_task_trace
 from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
+from experiments.production import spawn_worker
 from experiments.report import SUMMARY_METRICS, headline_figure, job_description, per_task_frame, print_summary
 from experiments.sweep_summary import SWEEP_JOB_TAG
 from experiments.sweep_worker import end_with_the_sweep, mark_killed, on_stop_signals, working_for
@@ -204,17 +205,21 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
     experiment_id = ensure_experiment(cfg.tracking)
     mlflow.set_experiment(experiment_id=experiment_id)  # nested task runs inherit it
     parent = os.environ.get(PARENT_RUN_ENV)
+    spawned = None
     try:  # an error here is recorded in the job's own (FAILED) run below
         _check(cfg)
         # read by MLflow when this process's first span starts
         os.environ["MLFLOW_ASYNC_TRACE_LOGGING_MAX_SPAN_BATCH_SIZE"] = str(cfg.tracking.trace_span_batch)
+        spawned = spawn_worker(cfg) if localize_missing else None  # it imports while the job builds itself
         manifest = instantiate(cfg.dataset.loader)
         job = Job(cfg, manifest, locator_name)
         rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
-        if localize_missing:
-            job.start_worker()  # its imports overlap the job's own setup below
+        if spawned is not None:
+            job.start_worker(spawned)
         job_key, setup_error = _job_key(job, rows, cfg, stage), None
     except Exception as exc:  # noqa: BLE001
+        if spawned is not None:
+            spawned.close()
         manifest = job = rows = job_key = None
         setup_error = exc
     client = MlflowClient()
@@ -225,6 +230,7 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
             done = finished_job(client, experiment_id, parent, job_key)
             if done is not None:
                 print(f"already finished in this sweep (run {done}): not run again")
+                job.close()
                 return
     tags = {"loclab.kind": "job", "loclab.stage": stage.value, "loclab.locator": locator_name,
             "loclab.producer": redact(str(cfg.locator.get("system") or "loclab")),

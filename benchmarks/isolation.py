@@ -49,6 +49,12 @@ def main() -> None:
     parser.add_argument("--locator", default="bm25")
     parser.add_argument("--limit", type=int, default=1)
     args = parser.parse_args()
+    if args.n < 1 or args.limit < 1:
+        parser.error(f"--n and --limit are whole numbers >= 1, got {args.n} and {args.limit}")
+    known = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{args.baseline}^{{commit}}"],
+                           capture_output=True, text=True)
+    if known.returncode != 0:
+        parser.error(f"--baseline {args.baseline!r} is not a revision of this checkout")
     overrides = [f"locator={args.locator}", f"limit={args.limit}"]
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)

@@ -68,17 +68,16 @@ PATH_EVENTS = {"open": 0, "sqlite3.connect": 0, "os.listdir": 0, "os.scandir": 0
                "os.rmdir": 0, "os.mkdir": 0, "os.truncate": 0, "os.utime": 0, "os.chmod": 0, "os.chown": 0,
                "os.link": 0, "os.symlink": 0, "glob.glob": 0, "shutil.copyfile": 0, "shutil.copytree": 0,
                "shutil.rmtree": 0, "os.chflags": 0, "os.setxattr": 0, "os.getxattr": 0, "os.listxattr": 0}
-# events that reach memory or another process whatever they name
-CALL_EVENTS = frozenset({
-    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe", "sys._current_frames",
-    "sys.settrace", "sys.setprofile", "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata",
-    "ctypes.call_function", "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at", "subprocess.Popen",
-    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn", "os.startfile",
-    "mmap.__new__", "object.__getattr__"})
-# of those, the ones that reach out of the process (judged like a path where no locator frame is on the stack)
-REACHES_OUT = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "subprocess.Popen", "os.system",
+# events that reach out of the process (a library, a process, a file's memory, raw memory through
+# ctypes), whatever they name: judged by their immediate caller (see above)
+REACHES_OUT = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.call_function",
+                         "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at", "subprocess.Popen", "os.system",
                          "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn", "os.startfile",
                          "mmap.__new__"})
+# events that reach into this process's memory: its objects and its frames
+IN_MEMORY = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe", "sys._current_frames",
+                       "sys.settrace", "sys.setprofile", "object.__getattr__"})
+CALL_EVENTS = REACHES_OUT | IN_MEMORY
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_code", "gi_code", "cr_code",
                               "ag_code"})
 
@@ -89,7 +88,7 @@ class MeteringViolation(PermissionError):
 
 
 class _Verdict:
-    ALLOW, DENY, NONE = "allow", "deny", "none"
+    ALLOW, DENY = "allow", "deny"
 
 
 def _under(path: str, roots: tuple[str, ...]) -> bool:

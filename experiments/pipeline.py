@@ -94,7 +94,7 @@ class Job(Producer):
         checked against its subject, rendered and scored. Named by its id: what is localized is the
         producer's own sealed copy of the task."""
         row = self.row(task_id)
-        out_dir = self.results_dir / row.task.id / f"r{repeat}"
+        out_dir = self.result_dir(task_id, repeat)
         reused = False
         clock = StageClock()
         try:

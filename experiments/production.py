@@ -142,6 +142,10 @@ class Producer:
         dataset_dir = f"{self.manifest.header.name}-{self.manifest.content_hash[:12]}"
         return Path(self.cfg.paths.results_dir) / dataset_dir / self.run_key
 
+    def result_dir(self, task_id: str, repeat: int) -> Path:
+        """Where a task's result, trace and error lie at this address."""
+        return self.results_dir / task_id / f"r{repeat}"
+
     def row(self, task_id: str) -> ManifestRow:
         try:
             return self._rows[task_id]
@@ -156,7 +160,8 @@ class Producer:
         config = {"locator": OmegaConf.to_container(cfg.locator, resolve=True),
                   "system_one": OmegaConf.to_container(cfg.system_one, resolve=True) if cfg.system_one else None,
                   "sampling": OmegaConf.to_container(cfg.sampling, resolve=True)}
-        forbidden = [*guarded_paths(cfg), str(Path(self.manifest.source).parent)]
+        # the job's own process too: its memory holds the gold (/proc/<pid>/mem, environ, …)
+        forbidden = [*guarded_paths(cfg), str(Path(self.manifest.source).parent), f"/proc/{os.getpid()}"]
         return WorkerSetup(config=config, system_one_identity=self.system_one_identity if self.backend else None,
                            backend=self._backend_spec, forbidden=sorted(set(forbidden)),
                            allowed=sorted(_absolute_paths(config["locator"])),
@@ -200,7 +205,7 @@ class Producer:
         `localize_missing`) a new one from the worker, saved. `clock(stage)` times the steps."""
         clock = clock or _no_clock
         row = self.row(task_id)
-        out_dir = self.results_dir / row.task.id / f"r{repeat}"
+        out_dir = self.result_dir(task_id, repeat)
         result_path = out_dir / RESULT_FILE
         with clock("subject"):
             repo, gold = self.view(row)
@@ -295,10 +300,11 @@ def line_count_in(repo: RepositoryView):
 
 def guarded_paths(cfg: DictConfig) -> list[str]:
     """What a localizing process may not reach, known from the config alone: caches, results, the data
-    set's files (every absolute path its loader names, and the folder it lies in), `../shared`, the
-    checkout's runs, and the data the environment names."""
+    set's files (every absolute path its loader names, and the folder it lies in), the tracking store's
+    files, `../shared`, the checkout's runs, and the data the environment names."""
     data = [Path(p).parent for p in _absolute_paths(OmegaConf.to_container(cfg.dataset.loader, resolve=True))]
-    found = [cfg.paths.cache_dir, cfg.paths.results_dir, *data, *shared_dirs(), PROJECT_ROOT / "runs",
+    tracking = _absolute_paths(OmegaConf.to_container(cfg.tracking, resolve=True))  # the store's own files
+    found = [cfg.paths.cache_dir, cfg.paths.results_dir, *data, *tracking, *shared_dirs(), PROJECT_ROOT / "runs",
              *(value for name, value in os.environ.items() if name in DATA_VARIABLES and os.path.isabs(value))]
     return sorted({str(p) for p in found})
 
@@ -314,23 +320,26 @@ def _no_clock(stage: str):
     return nullcontext()
 
 
+def _leaves(node, key: str | None = None):
+    """(key, value) of every scalar in a resolved config."""
+    if isinstance(node, dict):
+        for name, value in node.items():
+            yield from _leaves(value, str(name))
+    elif isinstance(node, list):
+        for value in node:
+            yield from _leaves(value, key)
+    else:
+        yield key, node
+
+
 def _key_variables(node) -> set[str]:
     """The environment variables a config names for its keys (`api_key_env`)."""
-    if isinstance(node, dict):
-        named = {node["api_key_env"]} if isinstance(node.get("api_key_env"), str) else set()
-        return named.union(*(_key_variables(v) for v in node.values()))
-    if isinstance(node, list):
-        return set().union(*(_key_variables(v) for v in node)) if node else set()
-    return set()
+    return {value for key, value in _leaves(node) if key == "api_key_env" and isinstance(value, str)}
 
 
 def _absolute_paths(node) -> set[str]:
     """Absolute paths among a config's string values."""
-    if isinstance(node, dict):
-        return set().union(*(_absolute_paths(v) for v in node.values())) if node else set()
-    if isinstance(node, list):
-        return set().union(*(_absolute_paths(v) for v in node)) if node else set()
-    return {node} if isinstance(node, str) and os.path.isabs(node) else set()
+    return {value for _, value in _leaves(node) if isinstance(value, str) and os.path.isabs(value)}
 
 
 # environment variables that name data a locator must not read (data sets, mirrors, peers' outputs)

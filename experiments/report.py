@@ -31,7 +31,7 @@ def per_task_frame(outcomes: list[TaskOutcome]) -> pd.DataFrame:
         excerpt = owner_excerpt(LocalizationResult.read(result_file)) if o.status == "ok" else None
         rows.append({"task_id": o.task_id, "repository": o.repository, "split": o.split, "repeat": o.repeat,
                      "status": o.status, "reused": o.reused, "produced_at": o.produced_at,
-                     "code_identity": o.code_identity, "error": o.error,
+                     "code_identity": o.code_identity, "error": o.error, "result_adjustments": o.adjustments,
                      "result": str(result_file) if o.status == "ok" else None, "owner_excerpt": excerpt, **o.scores})
     return pd.DataFrame(rows)
 

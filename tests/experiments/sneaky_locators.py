@@ -164,3 +164,10 @@ class DynamicImport(_Probe):
 
         importlib.import_module(".".join(("render", "notes")))
         return False
+
+
+class JobProcess(_Probe):
+    """The job's own process, whose memory holds the gold: its environment (and /proc/<pid>/mem beside it)."""
+
+    def sneak(self, ctx) -> bool:
+        return "LOCLAB" in Path(f"/proc/{os.getppid()}/environ").read_bytes().decode(errors="replace")

@@ -142,9 +142,12 @@ def test_what_is_localized_is_the_producer_s_sealed_copy_of_the_task(tmp_path):
     manifest = load_manifest(path)
     the_job = Job(cfg, manifest, "bm25")
     original = manifest.rows[0]
+    metadata = dict(original.task.metadata)
+    original.task.metadata["hint"] = "pkg/core.py"  # changed in place: the rows' objects are the caller's
     manifest.rows[0] = original.model_copy(update={"task": original.task.model_copy(update={"text": "cut"})})
     try:
         assert the_job.row("task-0").task.text == original.task.text
+        assert the_job.row("task-0").task.metadata == metadata
         outcome = the_job.run_task("task-0", 0)
     finally:
         the_job.close()
@@ -163,3 +166,7 @@ def test_a_job_dropped_without_close_stops_its_worker(tmp_path):
     while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not os.path.exists(f"/proc/{pid}"), "the worker outlived its job"
+
+
+def test_the_job_s_own_process_is_refused(tmp_path):
+    _failed_closed(_probe(tmp_path, "JobProcess"), f"open /proc/{os.getpid()}/environ")

@@ -15,12 +15,14 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from dataset.manifest import Gold, GoldSpan, HunkAnchor
+from locator.languages import language_of
 from locator.outline import definitions, innermost
 
 GOLD_RULE = (
-    "unidiff-old-side-v1: removed/modified old-side lines are gold; a pure insertion is anchored at "
-    "the old-side line before it; test files excluded; created files excluded; one region per hunk; "
-    "entities = innermost enclosing function/method/class (Python ast)"
+    "unidiff-old-side-v2: removed/modified old-side lines are gold; a pure insertion is anchored at "
+    "the old-side line before it; test files excluded (each language's rule, locator/languages; other "
+    "files under a tests/ or test/ folder); created files excluded; one region per hunk; "
+    "entities = innermost enclosing definition (the language's tags queries)"
 )
 
 _TEST_DIRS = {"tests", "test"}
@@ -31,14 +33,12 @@ class GoldPatchError(ValueError):
 
 
 def is_test_path(path: str) -> bool:
-    pure = PurePosixPath(path)
-    name = pure.name
-    return (
-        any(part in _TEST_DIRS for part in pure.parts[:-1])
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
+    """A test file: by its language's rule (pytest's, a crate's `tests/`, `*.test.ts`, `_test.go`,
+    `src/test/java`); a file of no registered language, by a tests folder on its path."""
+    language = language_of(path)
+    if language is not None:
+        return language.is_test(path)
+    return any(part in _TEST_DIRS for part in PurePosixPath(path).parts[:-1])
 
 
 def _strip_prefix(path: str) -> str:
@@ -175,7 +175,7 @@ def derive_entities(spans: list[GoldSpan], source_of: Callable[[str], str]) -> l
     """Entities enclosing gold lines, first-seen order; module-level lines name no entity."""
     entities: dict[str, None] = {}
     for span in spans:
-        defs = definitions(source_of(span.path))
+        defs = definitions(span.path, source_of(span.path))
         for line in range(span.start_line, span.end_line + 1):
             found = innermost(defs, line)
             if found is not None:

@@ -71,13 +71,27 @@ class GitSubject(Record):
     verify_sha256: dict[str, str] = Field(default_factory=dict)
 
 
+class DebianSubject(Record):
+    """A Debian binary package's files (`apt-get download PACKAGE=VERSION`): a crate's source from
+    `librust-*-dev`, a Go module's from `golang-*-dev`. `path_map` maps repository paths to the
+    package's (`{"": "usr/share/cargo/registry/clap-4.0.32"}`)."""
+
+    kind: Literal["debian"] = "debian"
+    package: str = Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")
+    version: str = Field(pattern=r"^[A-Za-z0-9.+:~-]+$")
+    artifact_filename: str
+    artifact_sha256: str
+    path_map: dict[str, str]
+    verify_sha256: dict[str, str] = Field(default_factory=dict)
+
+
 class LocalSubject(Record):
     kind: Literal["local"] = "local"
     path: str
     verify_sha256: dict[str, str] = Field(default_factory=dict)
 
 
-SubjectSpec = Annotated[PypiSubject | GitSubject | LocalSubject, Field(discriminator="kind")]
+SubjectSpec = Annotated[PypiSubject | GitSubject | DebianSubject | LocalSubject, Field(discriminator="kind")]
 
 
 class GoldSpan(Record):
@@ -181,6 +195,8 @@ def row_json(row: "ManifestRow") -> dict:
     data = row.model_dump(mode="json")
     if data["gold"].get("anchors") is None:
         data["gold"].pop("anchors", None)
+    if not data["task"].get("languages"):  # undeclared: as a manifest made before tasks declared languages
+        data["task"].pop("languages", None)
     return data
 
 

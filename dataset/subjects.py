@@ -37,7 +37,7 @@ from pathlib import Path
 
 from packaging.utils import parse_wheel_filename
 
-from dataset.manifest import GitSubject, LocalSubject, PypiSubject, SubjectSpec
+from dataset.manifest import DebianSubject, GitSubject, LocalSubject, PypiSubject, SubjectSpec
 import blake3
 
 from locator.files import write_atomically
@@ -87,7 +87,7 @@ def source_reader(root: Path):
     return source_of
 
 
-def _spec_key(spec: PypiSubject | GitSubject) -> str:
+def _spec_key(spec: PypiSubject | GitSubject | DebianSubject) -> str:
     """What is fetched, not what is checked: tasks sharing an artifact share one copy."""
     return blake3_hex(canonical_json(spec.model_dump(mode="json", exclude={"verify_sha256"})))[:20]
 
@@ -126,6 +126,49 @@ def _pip_download(spec: PypiSubject, dest: Path) -> Path:
                 f"{artifact.name}: artifact sha256 mismatch: expected {spec.artifact_sha256}, got {actual}"
             )
     return artifact
+
+
+def _apt_download(spec: DebianSubject, dest: Path) -> Path:
+    """The package's .deb from the machine's Debian archive (no install, no root needed), checked."""
+    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        proc = subprocess.run(["apt-get", "download", f"{spec.package}={spec.version}"], cwd=dest,
+                              capture_output=True, text=True)
+    except FileNotFoundError:
+        raise SubjectError(f"{spec.package} {spec.version}: a Debian subject needs apt-get (a Debian or Ubuntu "
+                           "machine)") from None
+    if proc.returncode != 0:
+        raise SubjectError(f"apt-get download {spec.package}={spec.version} failed (run `apt-get update` if the "
+                           f"package is unknown): {proc.stderr.strip()[-2000:]}")
+    artifact = dest / spec.artifact_filename
+    if not artifact.is_file():
+        raise SubjectIntegrityError(f"apt-get download {spec.package}={spec.version} gave "
+                                    f"{[a.name for a in dest.iterdir()]}, the manifest names {spec.artifact_filename}")
+    actual = sha256_file(artifact)
+    if actual != spec.artifact_sha256:
+        raise SubjectIntegrityError(f"{artifact.name}: artifact sha256 mismatch: expected {spec.artifact_sha256}, got {actual}")
+    return artifact
+
+
+def _unpack_deb(artifact: Path, dest: Path) -> None:
+    """A .deb is an `ar` archive; its files are the `data.tar.*` member (xz or gzip)."""
+    with artifact.open("rb") as deb:
+        if deb.read(8) != b"!<arch>\n":
+            raise SubjectIntegrityError(f"{artifact.name}: not a Debian package (no ar header)")
+        while header := deb.read(60):
+            name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58].decode().strip())
+            if name.startswith("data.tar"):
+                with tempfile.TemporaryFile() as data:
+                    data.write(deb.read(size))
+                    data.seek(0)
+                    try:
+                        with tarfile.open(fileobj=data) as archive:
+                            archive.extractall(dest, filter="data")
+                    except tarfile.ReadError as exc:
+                        raise SubjectError(f"{artifact.name}: {name} cannot be read here ({exc})") from None
+                return
+            deb.seek(size + size % 2, os.SEEK_CUR)
+    raise SubjectIntegrityError(f"{artifact.name}: no data.tar member")
 
 
 def tree_digest(root: Path) -> dict[str, list]:
@@ -238,6 +281,15 @@ def _apply_path_map(unpacked: Path, tree: Path, path_map: dict[str, str]) -> Non
             file.rename(target)
 
 
+def _build_from_artifact(artifact: Path, unpack, path_map: dict[str, str], staging: Path, tree: Path) -> None:
+    """A downloaded, checked artifact's files laid out in repository paths; the download goes."""
+    unpacked = staging / "unpacked"
+    unpack(artifact, unpacked)
+    _apply_path_map(unpacked, tree, path_map)
+    shutil.rmtree(unpacked)
+    artifact.unlink()
+
+
 def _publish(staging: Path, final: Path) -> None:
     """Atomic: a half-built subject is never visible; a concurrent winner is kept."""
     try:
@@ -277,7 +329,7 @@ class SubjectStore:
         listing): beside the tree in the cache, so it goes when the subject does. None for a local one."""
         return None if isinstance(spec, LocalSubject) else self._subject_dir(spec)
 
-    def _subject_dir(self, spec: PypiSubject | GitSubject) -> Path:
+    def _subject_dir(self, spec: PypiSubject | GitSubject | DebianSubject) -> Path:
         """A cached subject's directory: its tree, the digest and stamp it is checked against, its listing."""
         return self.cache_dir / "subjects" / spec.kind / _spec_key(spec)
 
@@ -289,17 +341,19 @@ class SubjectStore:
                 raise SubjectError(f"{what}: local subject is not a directory: {root}")
         elif isinstance(spec, PypiSubject):
             root = self._cached(spec, what, self._build_pypi)
+        elif isinstance(spec, DebianSubject):
+            root = self._cached(spec, what, self._build_debian)
         else:
             root = self._cached(spec, what, self._build_git)
         verify_files(root, spec.verify_sha256, what)
         return root
 
-    def _cached(self, spec: PypiSubject | GitSubject, what: str, build) -> Path:
+    def _cached(self, spec: PypiSubject | GitSubject | DebianSubject, what: str, build) -> Path:
         final = self._subject_dir(spec)
         with _building(final):  # concurrent tasks of one job fetch a shared subject once
             return self._cached_locked(spec, what, build, final)
 
-    def _cached_locked(self, spec: PypiSubject | GitSubject, what: str, build, final: Path) -> Path:
+    def _cached_locked(self, spec: PypiSubject | GitSubject | DebianSubject, what: str, build, final: Path) -> Path:
         tree = final / "tree"
         if (final / _MARKER).is_file():
             if not (final / _TREE_DIGEST).is_file():  # cached by an older loclab: nothing to check it against
@@ -339,13 +393,11 @@ class SubjectStore:
                 write_atomically(final / _STAT_STAMP, json.dumps(stamp, sort_keys=True))
         self._verified.add(tree)
 
+    def _build_debian(self, spec: DebianSubject, staging: Path, tree: Path) -> None:
+        _build_from_artifact(_apt_download(spec, staging / "download"), _unpack_deb, spec.path_map, staging, tree)
+
     def _build_pypi(self, spec: PypiSubject, staging: Path, tree: Path) -> None:
-        artifact = _pip_download(spec, staging / "download")
-        unpacked = staging / "unpacked"
-        _unpack(artifact, unpacked)
-        _apply_path_map(unpacked, tree, spec.path_map)
-        shutil.rmtree(unpacked)
-        artifact.unlink()
+        _build_from_artifact(_pip_download(spec, staging / "download"), _unpack, spec.path_map, staging, tree)
 
     def _build_git(self, spec: GitSubject, staging: Path, tree: Path) -> None:
         source = Path(spec.repository)

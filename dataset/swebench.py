@@ -2,6 +2,14 @@
 
 Only the problem statement reaches the locator: hints, tests and the patch stay out of the Task.
 
+Row formats (`row_format`): SWE-bench's own (Lite, Verified, and SWE-bench Multilingual and
+SWE-PolyBench, which share it; a row's `language` field declares its task's language), and
+Multi-SWE-bench's (`org`, `repo`, `base.sha`, `fix_patch`, `resolved_issues`): its task text is the
+resolved issues' titles and bodies, never the pull request's own `title` and `body`, which describe
+the fix. A data set declares its tasks' languages (`languages`); absent both, a task's languages are
+every registered language its subject holds. The gold rule is the data set's choice (`gold_files`):
+every file the fix edits, or only the source files of the declared languages.
+
 Two kinds of subject:
 - a row with a `subject` pin (`kind: pypi`, the PyPI subset in ../shared): the released artifact,
   checked against the row's `gold_file_sha256`;
@@ -16,14 +24,18 @@ from __future__ import annotations
 
 import json
 import subprocess
+import warnings
 from pathlib import Path
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from enum import StrEnum
+
 from dataset.gold import GOLD_RULE, GoldPatchError, gold_from_patch, hunk_anchors
 from dataset.manifest import (GitSubject, Gold, Manifest, ManifestError, ManifestRow, PypiSubject, RepositoryName,
                               Revision, build_manifest)
+from locator import languages as registry
 from locator.hashing import sha256_bytes
 from locator.task import SubjectIdentity, Task
 
@@ -50,6 +62,31 @@ class SweBenchRow(BaseModel):
     split: str | None = None
     subject: _PypiPin | None = None  # None: a git subject (repo at base_commit)
     gold_file_sha256: dict[str, str] | None = None
+    language: str | None = None  # SWE-bench Multilingual / SWE-PolyBench: the task's language
+
+
+class RowFormat(StrEnum):
+    SWEBENCH = "swebench"
+    MULTI_SWE_BENCH = "multi_swe_bench"
+
+
+class GoldFiles(StrEnum):
+    ALL_EDITED = "all_edited"  # every non-test file the fix edits (changelogs, manifests included)
+    DECLARED_SOURCE = "declared_source"  # only files of the task's declared languages
+
+
+def _from_multi_swe_bench(raw: dict) -> dict:
+    """A Multi-SWE-bench row in SWE-bench's fields: the task text is its resolved issues."""
+    issues = raw.get("resolved_issues")
+    if not isinstance(issues, list) or not issues:
+        raise ValueError("field resolved_issues: a Multi-SWE-bench row needs at least one resolved issue (its task text)")
+    text = "\n\n".join(f"{issue.get('title') or ''}\n\n{issue.get('body') or ''}".strip() for issue in issues)
+    base = raw.get("base") if isinstance(raw.get("base"), dict) else {}
+    return {"instance_id": raw.get("instance_id"), "repo": f"{raw.get('org')}/{raw.get('repo')}",
+            "base_commit": base.get("sha"), "patch": raw.get("fix_patch"), "problem_statement": text}
+
+
+ROW_FORMATS = {RowFormat.SWEBENCH: lambda raw: raw, RowFormat.MULTI_SWE_BENCH: _from_multi_swe_bench}
 
 
 def _raw_rows(path: Path, path_setting: str) -> list[tuple[int, dict]]:
@@ -127,14 +164,33 @@ def _gold_hashes(repository: str, commit: str, files: list[str], where: str) -> 
     return hashes
 
 
-def _to_manifest_row(row: SweBenchRow, git: GitSources, where: str) -> ManifestRow:
+class NoSourceGoldError(GoldPatchError):
+    """Under `declared_source` gold, a fix that edits no source file of the declared languages that
+    existed before (it only adds files, or edits manifests and docs): not a localization task."""
+
+
+class RowsLeftOutWarning(UserWarning):
+    """Rows that are not tasks under the data set's gold rule, named."""
+
+
+def _to_manifest_row(row: SweBenchRow, git: GitSources, where: str, declared: tuple[str, ...],
+                     gold_files: GoldFiles) -> ManifestRow:
     files, spans = gold_from_patch(row.patch)
+    if gold_files is GoldFiles.DECLARED_SOURCE:
+        if not declared:
+            raise GoldPatchError("gold_files: declared_source needs declared languages (the data set's or the row's)")
+        files = [f for f in files if (lang := registry.language_of(f)) is not None and lang.name in declared]
+        spans = [s for s in spans if s.path in files]
+        if not files:
+            raise NoSourceGoldError(f"the fix edits no {', '.join(declared)} file that existed before")
     if not files:
-        raise GoldPatchError("the gold patch changes no non-test file that existed before")
+        raise GoldPatchError(f"the gold patch changes no non-test file that existed before"
+                             f"{' in ' + ', '.join(declared) if gold_files is GoldFiles.DECLARED_SOURCE else ''}")
     task = Task(
         id=row.instance_id,
         text=row.problem_statement,
         subject=SubjectIdentity(repository=row.repo, revision=row.base_commit),
+        languages=declared,
         metadata={"repo": row.repo, "split": row.split, "version": row.version, "created_at": row.created_at},
     )
     if row.subject is not None:
@@ -146,31 +202,60 @@ def _to_manifest_row(row: SweBenchRow, git: GitSources, where: str) -> ManifestR
         repository = git.repository(row.repo, where)
         hashes = row.gold_file_sha256 or _gold_hashes(repository, row.base_commit, files, where)
         subject = GitSubject(repository=repository, revision=row.base_commit, verify_sha256=hashes)
+    anchors = [a for a in hunk_anchors(row.patch) if a.path in files]
     return ManifestRow(task=task, subject=subject,
-                       gold=Gold(files=files, spans=spans, anchors=hunk_anchors(row.patch), rule=GOLD_RULE))
+                       gold=Gold(files=files, spans=spans, anchors=anchors, rule=gold_rule(gold_files)))
+
+
+def gold_rule(gold_files: GoldFiles) -> str:
+    return GOLD_RULE if gold_files is GoldFiles.ALL_EDITED else f"{GOLD_RULE}; only the declared languages' source files"
+
+
+def _declared(names: list[str] | None, where: str, field: str) -> tuple[str, ...]:
+    try:
+        return tuple(registry.named(n.lower()).name for n in names or ())
+    except registry.UnknownLanguageError as exc:
+        raise ManifestError(f"{where}: field {field}: {exc}") from None
 
 
 def load_swebench(path: str | Path | None, name: str, version: str, description: str, git_mirrors: str | None,
-                  clone_url: str | None, cache_dir: str | Path, path_setting: str = "dataset.loader.path") -> Manifest:
-    """`path_setting`: what sets the rows file (the env var and the key), named when it is missing."""
+                  clone_url: str | None, cache_dir: str | Path, path_setting: str = "dataset.loader.path",
+                  row_format: str = RowFormat.SWEBENCH, languages: list[str] | None = None,
+                  gold_files: str = GoldFiles.ALL_EDITED) -> Manifest:
+    """`path_setting`: what sets the rows file (the env var and the key), named when it is missing.
+    `languages`: the data set's declared languages (a row's own `language` wins)."""
     if path is None:
         raise ManifestError(f"dataset {name}: no rows file: set {path_setting}")
+    try:
+        row_format, gold_files = RowFormat(row_format), GoldFiles(gold_files)
+    except ValueError as exc:
+        raise ManifestError(f"dataset {name}: {exc} (row_format: {[f.value for f in RowFormat]}, "
+                            f"gold_files: {[g.value for g in GoldFiles]})") from None
+    data_set_languages = _declared(languages, f"dataset {name}", "languages")
     path = Path(path)
     git = GitSources(git_mirrors, clone_url, cache_dir)
-    rows = []
+    rows, left_out = [], []
     for lineno, raw in _raw_rows(path, path_setting):
         where = f"{path}:{lineno}"
         try:
-            parsed = SweBenchRow.model_validate(raw)
+            parsed = SweBenchRow.model_validate(ROW_FORMATS[row_format](raw))
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
             raise ManifestError(f"{where}: field {field}: {first['msg']}") from None
+        except ValueError as exc:
+            raise ManifestError(f"{where}: {exc}") from None
+        declared = _declared([parsed.language], where, "language") if parsed.language else data_set_languages
         if parsed.subject is not None and parsed.subject.kind != "pypi":
             raise ManifestError(f"{where}: field subject.kind: a pinned subject must be 'pypi' (a row without `subject` "
                                 f"is a git subject), got {parsed.subject.kind!r}")
         try:
-            rows.append(_to_manifest_row(parsed, git, where))
+            rows.append(_to_manifest_row(parsed, git, where, declared, gold_files))
+        except NoSourceGoldError as exc:
+            left_out.append(f"{parsed.instance_id} (row {lineno}: {exc})")
         except (GoldPatchError, ValidationError) as exc:
             raise ManifestError(f"{where}: field patch: {exc}") from None
-    return build_manifest(name, version, description, GOLD_RULE, rows, str(path))
+    if left_out:
+        warnings.warn(RowsLeftOutWarning(f"{path}: {len(left_out)} rows are not tasks under gold_files="
+                                         f"{gold_files.value}: {'; '.join(left_out)}"), stacklevel=2)
+    return build_manifest(name, version, description, gold_rule(gold_files), rows, str(path))

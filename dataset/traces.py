@@ -20,13 +20,32 @@ from dataset.swebench import load_swebench
 TRACEBACK_HEAD = "Traceback (most recent call last)"
 _ERROR_LINE = re.compile(r"\b[A-Z]\w*(?:Error|Exception):")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
-# PyPI subjects are Python distributions; the declared languages of a task (at most two).
-PYPI_LANGUAGES = ("python",)
 
 
 class TraceKind(StrEnum):
     TRACEBACK = "traceback"  # at least one full `Traceback (most recent call last)` block
     ERROR_LINE = "error_line"  # no traceback, only lines naming an exception with a message
+    PANIC = "panic"  # a Rust panic (`thread '…' panicked at`), with its stack backtrace when printed
+
+
+_PANIC = re.compile(r"^thread '[^']*'(?: \(\d+\))? panicked at ")
+_BACKTRACE_LINE = re.compile(r"^\s+(?:\d+: |at )|^note: ")
+
+
+def _panic_block(lines: list[str]) -> str | None:
+    """From the first `panicked at` line: the message (to a `stack backtrace:` line, else to the first
+    blank line) and the backtrace's frames."""
+    start = next((i for i, line in enumerate(lines) if _PANIC.match(line.strip())), None)
+    if start is None:
+        return None
+    backtrace = next((i for i in range(start, len(lines)) if lines[i].strip() == "stack backtrace:"), None)
+    if backtrace is None:
+        end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+        return "\n".join(line.rstrip() for line in lines[start:end])
+    end = backtrace + 1
+    while end < len(lines) and _BACKTRACE_LINE.match(lines[end]):
+        end += 1
+    return "\n".join(line.rstrip() for line in lines[start:end])
 
 
 @dataclass(frozen=True)
@@ -78,8 +97,11 @@ def extract_trace(problem_statement: str, max_bytes: int) -> ExtractedTrace | No
     """The failure trace of a problem statement, or None when it shows no failure output."""
     lines = problem_statement.replace("\r\n", "\n").split("\n")
     blocks = _traceback_blocks(lines)
+    panic = None if blocks else _panic_block(lines)
     if blocks:
         kind, text = TraceKind.TRACEBACK, "\n\n".join(blocks)
+    elif panic is not None:
+        kind, text = TraceKind.PANIC, panic
     else:
         found = list(dict.fromkeys(line.strip() for line in lines if _ERROR_LINE.search(line)))
         if not found:
@@ -91,12 +113,13 @@ def extract_trace(problem_statement: str, max_bytes: int) -> ExtractedTrace | No
 
 def load_swebench_traces(path: str | Path, name: str, version: str, description: str, max_trace_bytes: int,
                          git_mirrors: str | None, clone_url: str | None, cache_dir: str | Path,
-                         path_setting: str = "dataset.loader.path") -> Manifest:
+                         path_setting: str = "dataset.loader.path", languages: list[str] | None = None) -> Manifest:
     """The SWE-bench rows whose problem statement carries failure output, the trace as the task text
-    (subjects resolved as `load_swebench` does)."""
+    (subjects and declared languages as `load_swebench` gives them)."""
     if max_trace_bytes < 1:
         raise ManifestError(f"dataset {name}: max_trace_bytes must be >= 1, got {max_trace_bytes}")
-    source = load_swebench(path, name, version, description, git_mirrors, clone_url, cache_dir, path_setting)
+    source = load_swebench(path, name, version, description, git_mirrors, clone_url, cache_dir, path_setting,
+                           languages=languages)
     rows = []
     for row in source.rows:
         trace = extract_trace(row.task.text, max_trace_bytes)
@@ -106,7 +129,7 @@ def load_swebench_traces(path: str | Path, name: str, version: str, description:
             raise ManifestError(f"{path}: task {row.task.id}: field problem_statement: its trace's first line "
                                 f"is longer than max_trace_bytes ({max_trace_bytes})")
         metadata = row.task.metadata | {"input": "failure_trace", "trace_kind": trace.kind.value,
-                                        "trace_truncated": trace.truncated, "languages": ",".join(PYPI_LANGUAGES),
+                                        "trace_truncated": trace.truncated,
                                         "problem_statement_chars": len(row.task.text)}
         task = row.task.model_copy(update={"text": trace.text, "metadata": metadata})
         rows.append(ManifestRow(task=task, subject=row.subject, gold=row.gold))

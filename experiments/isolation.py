@@ -354,6 +354,11 @@ def _preload() -> None:
     import locator.system_one.cache  # noqa: F401
     import locator.system_one.client  # noqa: F401
     import locator.system_one.sampling  # noqa: F401
+    from locator.languages import REGISTERED
+
+    for language in REGISTERED:  # the grammar wheels' tags queries: read and compiled before any task's audit
+        for suffix in language.suffixes:
+            language.query_for(f"file{suffix}")
 
 
 _CAPTURE = threading.local()

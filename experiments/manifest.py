@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 import yaml
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from dataset.manifest import Gold, GoldSpan, ManifestError, ManifestRow, PypiSubject, build_manifest, load_manifest, write_manifest
-from dataset.traces import PYPI_LANGUAGES, extract_trace
+from dataset.manifest import (Gold, GoldSpan, ManifestError, ManifestRow, SubjectSpec, build_manifest, load_manifest,
+                              write_manifest)
+from dataset.traces import extract_trace
 from locator.task import SubjectIdentity, Task
 
 
@@ -27,7 +28,7 @@ def _metadata(item: dict) -> dict:
     if trace is None:
         raise ManifestError(f"task {item['id']}: a task with a reproducer needs a failure trace as its text")
     return {"package": item["subject"], "input": "failure_trace", "trace_kind": trace.kind.value,
-            "languages": ",".join(PYPI_LANGUAGES), "reproducer": item["reproducer"]}
+            "reproducer": item["reproducer"]}
 
 
 def compile_tasks(source: Path):
@@ -47,8 +48,9 @@ def compile_tasks(source: Path):
             rows.append(
                 ManifestRow(
                     task=Task(id=item["id"], text=item["text"].strip(), subject=SubjectIdentity(**subject["identity"]),
-                              metadata=_metadata(item)),
-                    subject=PypiSubject(**subject["spec"], verify_sha256={f: hashes[f] for f in files}),
+                              languages=tuple(subject.get("languages", ())), metadata=_metadata(item)),
+                    subject=TypeAdapter(SubjectSpec).validate_python(
+                        {**subject["spec"], "verify_sha256": {f: hashes[f] for f in files}}),
                     gold=Gold(files=files, spans=spans, entities=item["gold"].get("entities"),
                               rule=item["gold"].get("rule", doc["gold_rule"]).strip()),
                 )

@@ -300,9 +300,11 @@ def line_count_in(repo: RepositoryView):
 
 def guarded_paths(cfg: DictConfig) -> list[str]:
     """What a localizing process may not reach, known from the config alone: caches, results, the data
-    set's files (every absolute path its loader names, and the folder it lies in), the tracking store's
-    files, `../shared`, the checkout's runs, and the data the environment names."""
-    data = [Path(p).parent for p in _absolute_paths(OmegaConf.to_container(cfg.dataset.loader, resolve=True))]
+    set's files (every absolute path its loader names: a folder itself, a file with the folder it lies
+    in — a mirrors folder's parent may hold the checkout), the tracking store's files, `../shared`, the
+    checkout's runs, and the data the environment names."""
+    data = [Path(p) if os.path.isdir(p) else Path(p).parent
+            for p in _absolute_paths(OmegaConf.to_container(cfg.dataset.loader, resolve=True))]
     tracking = _absolute_paths(OmegaConf.to_container(cfg.tracking, resolve=True))  # the store's own files
     found = [cfg.paths.cache_dir, cfg.paths.results_dir, *data, *tracking, *shared_dirs(), PROJECT_ROOT / "runs",
              *(value for name, value in os.environ.items() if name in DATA_VARIABLES and os.path.isabs(value))]
@@ -344,6 +346,7 @@ def _absolute_paths(node) -> set[str]:
 
 # environment variables that name data a locator must not read (data sets, mirrors, peers' outputs)
 DATA_VARIABLES = ("LOCLAB_SWEBENCH_LITE", "LOCLAB_SWEBENCH_ROWS", "LOCLAB_GIT_MIRRORS", "LOCLAB_LOCAGENT_OUTPUTS",
+                  "LOCLAB_MULTI_SWE_BENCH",
                   "LOCLAB_SHARED_DIR", "LOCLAB_CACHE_DIR", "LOCLAB_RESULTS_DIR", "LOCLAB_MLFLOW_DB",
                   "LOCLAB_MLFLOW_ARTIFACTS")
 

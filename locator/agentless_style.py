@@ -24,6 +24,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from locator.base import LocatorContext, LocatorOutput
+from locator.languages import language_of
 from locator.outline import Definition
 from locator.result import Confidence, Evidence, Producer, ResultFile
 from locator.settings import Settings
@@ -60,7 +61,7 @@ def parse_paths(text: str, listed: list[str]) -> tuple[list[str], int]:
     known, found, unknown = set(listed), [], 0
     for raw in re.split(r"[\s`'\",]+", text):
         path = raw.strip().lstrip("./")
-        if not path or "/" not in path and not path.endswith(".py"):
+        if not path or "/" not in path and language_of(path) is None:
             continue
         if path in known:
             if path not in found:
@@ -101,7 +102,6 @@ class AgentlessStyleLocator(Settings):
     max_element_lines: int = Field(ge=1, description="code lines shown per element at the line level")
     max_elements: int = Field(ge=1, description="elements taken to the line level")
     context_lines: int = Field(ge=0, description="lines either side of a chosen line in its evidence")
-    file_suffixes: list[str]
     max_tokens: MaxTokens
     prompts: LevelPrompts
 
@@ -110,7 +110,7 @@ class AgentlessStyleLocator(Settings):
         return ctx.system_one.generate(messages, max_tokens).text
 
     def _listing(self, task: Task, ctx: LocatorContext) -> list[str]:
-        paths = [f.path for f in ctx.candidate_files(self.file_suffixes)]
+        paths = [f.path for f in ctx.source_files()]
         if len(paths) <= self.max_listed_files:
             return paths
         words = _words(task.text)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from locator.languages.sources import Selection, select
 from locator.repository import FileInfo, Outline, ReadResult, RepositoryView, SearchKind, SearchResult
 from locator.result import FileCost, Handoff, Producer, ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
@@ -73,11 +74,17 @@ class LocatorContext:
     """The only door from a locator to the code and to System One. The repository view is not an
     attribute: the context's reading methods are closures over it, so a locator holds no handle to
     the view, its line cache or its listing — `read`, `outline`, `search` and `index_read` meter and
-    trace every line they hand out, `stat` and `candidate_files` give metadata only."""
+    trace every line they hand out, `stat`, `source_files` and `files` give metadata only.
 
-    def __init__(self, repo: RepositoryView, trace: Trace, system_one: SystemOne | None = None):
+    `languages` are the task's declared languages (empty: every registered language the subject
+    holds); `source_files` are its candidates in them, generated and vendored files apart, and a
+    subject with none fails the task (`NoSourceFilesError`)."""
+
+    def __init__(self, repo: RepositoryView, trace: Trace, system_one: SystemOne | None = None,
+                 languages: tuple[str, ...] = ()):
         self.trace = trace
         self._system_one = system_one
+        self._selection: Selection | None = None
         self.stages: list[StageCost] = []
         # the requests the endpoint takes at once: also how many independent per-file loops run at once
         self.concurrency = system_one.max_concurrency if system_one is not None else 1
@@ -116,12 +123,15 @@ class LocatorContext:
             """Metadata only (size, line count): nothing is read."""
             return repo.stat(path)
 
-        def candidate_files(suffixes: list[str] | tuple[str, ...] | None) -> list[FileInfo]:
-            files = repo.files()
-            if not suffixes:
-                return files
-            wanted = tuple(suffixes)
-            return [f for f in files if f.path.endswith(wanted)]
+        def source_files() -> list[FileInfo]:
+            """The task's candidate files: metadata only, chosen once per task."""
+            if self._selection is None:
+                self._selection = select([f.path for f in repo.files()], repo.marks, languages)
+            return [repo.stat(path) for path in self._selection.paths]
+
+        def files() -> list[FileInfo]:
+            """Every readable file of the subject, any language (what a written reference may name)."""
+            return repo.files()
 
         def lines_read() -> int:
             return repo.counters().lines
@@ -130,7 +140,13 @@ class LocatorContext:
             return repo.counters().index_lines
 
         self.read, self.index_read, self.outline, self.search = read, index_read, outline, search
-        self.stat, self.candidate_files, self.lines_read, self.index_lines = stat, candidate_files, lines_read, index_lines
+        self.stat, self.source_files, self.files = stat, source_files, files
+        self.lines_read, self.index_lines = lines_read, index_lines
+
+    @property
+    def selection(self) -> Selection | None:
+        """The candidate files chosen for the task (None until a locator asked for them)."""
+        return self._selection
 
     @property
     def system_one(self) -> SystemOne:

@@ -83,7 +83,6 @@ class BM25Locator(RetrievalLocator):
     window_lines: int = Field(ge=1)
     window_stride: int = Field(ge=1)
     windows_per_file: int = Field(ge=1, description="evidence spans per returned file")
-    file_suffixes: list[str]
     k1: float = Field(gt=0.0)
     b: float = Field(ge=0.0, le=1.0)
 
@@ -91,7 +90,7 @@ class BM25Locator(RetrievalLocator):
         return build_query(task.text, self.tokenizer, self.mention_weight)
 
     def rank(self, task: Task, ctx: LocatorContext) -> Ranking:
-        docs = [d for f in ctx.candidate_files(self.file_suffixes)
+        docs = [d for f in ctx.source_files()
                 for d in documents(f.path, ctx.index_read(f.path).lines, self.granularity, self.max_chunk_lines)]
         scores = bm25_scores([terms_of(d.text, self.tokenizer) for d in docs], self._query(task), self.k1, self.b)
         keep = self.windows_per_file if self.granularity is Granularity.DEFINITION else 0  # file level: windows later

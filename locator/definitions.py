@@ -1,9 +1,6 @@
-"""A definitions index over a subject, parsed with tree-sitter (per-language grammar wheels).
-
-Python is required; a language is one entry of `GRAMMARS` (file suffix -> grammar and the node
-types that define a named scope), so the design is open to more. The index maps every definition
-name to its definitions (path, qualified name, kind, line span, signature line) and is cached per
-process by the content of the files it was built from.
+"""A definitions index over a subject: every definition name to its definitions (path, qualified
+name, kind, line span, signature line), from each file's outline (its language's tags queries).
+Cached per process by the content of the files it was built from.
 """
 
 from __future__ import annotations
@@ -13,27 +10,9 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import tree_sitter_python
-from tree_sitter import Language, Node, Parser
-
 from locator.hashing import blake3_hex
-
-
-@dataclass(frozen=True)
-class Grammar:
-    language: str
-    parser_language: Language
-    kinds: dict[str, str]  # node type -> definition kind
-
-
-GRAMMARS: dict[str, Grammar] = {
-    ".py": Grammar("python", Language(tree_sitter_python.language()),
-                   {"function_definition": "function", "class_definition": "class"}),
-}
-
-
-def grammar_of(path: str) -> Grammar | None:
-    return GRAMMARS.get("." + path.rsplit(".", 1)[-1])
+from locator.languages import language_of
+from locator.languages.tags import file_definitions
 
 
 @dataclass(frozen=True)
@@ -44,42 +23,25 @@ class IndexedDefinition:
     kind: str
     start_line: int
     end_line: int
-    signature: str  # the definition's first line, as written
+    signature: str  # the definition's own first line, as written
 
     @property
     def language(self) -> str:
-        return GRAMMARS["." + self.path.rsplit(".", 1)[-1]].language
+        return language_of(self.path).name
 
 
-def parse_definitions(path: str, source: bytes, grammar: Grammar) -> list[IndexedDefinition]:
+def indexed_definitions(path: str, source: str) -> list[IndexedDefinition]:
     """Every definition of one file, outer before inner."""
-    tree = Parser(grammar.parser_language).parse(source)
-    lines = source.decode("utf-8", errors="replace").splitlines()
-    found: list[IndexedDefinition] = []
-
-    def visit(node: Node, scope: tuple[str, ...]) -> None:
-        for child in node.children:
-            kind = grammar.kinds.get(child.type)
-            if kind is None:
-                visit(child, scope)
-                continue
-            name_node = child.child_by_field_name("name")
-            if name_node is None:
-                continue
-            name = name_node.text.decode("utf-8", errors="replace")
-            start, end = child.start_point[0] + 1, child.end_point[0] + 1
-            found.append(IndexedDefinition(path, name, ".".join((*scope, name)), kind, start, end,
-                                           lines[start - 1].strip() if start <= len(lines) else ""))
-            visit(child, (*scope, name))
-
-    visit(tree.root_node, ())
-    return found
+    lines = source.splitlines()
+    return [IndexedDefinition(path, d.name, d.qualname, d.kind, d.start_line, d.end_line,
+                              lines[d.signature_line - 1].strip() if d.signature_line <= len(lines) else "")
+            for d in file_definitions(path, source)]
 
 
 class DefinitionIndex:
-    def __init__(self, definitions: Iterable[IndexedDefinition]):
+    def __init__(self, found: Iterable[IndexedDefinition]):
         self.by_name: dict[str, list[IndexedDefinition]] = {}
-        for d in definitions:
+        for d in found:
             self.by_name.setdefault(d.name, []).append(d)
         for defs in self.by_name.values():
             defs.sort(key=lambda d: (d.path, d.start_line))
@@ -93,16 +55,15 @@ _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 8
 
 
-def build_index(files: dict[str, bytes]) -> DefinitionIndex:
-    """The index of every file with a known grammar; the same content is parsed once per process."""
-    indexed = {p: b for p, b in files.items() if "." + p.rsplit(".", 1)[-1] in GRAMMARS}
-    digest = blake3_hex("\n".join(f"{p}\0{blake3_hex(b)}" for p, b in sorted(indexed.items())))
+def build_index(files: dict[str, str]) -> DefinitionIndex:
+    """The index of every file of a registered language; the same content is indexed once per process."""
+    indexed = {p: text for p, text in files.items() if language_of(p) is not None}
+    digest = blake3_hex("\n".join(f"{p}\0{blake3_hex(text)}" for p, text in sorted(indexed.items())))
     with _CACHE_LOCK:
         if digest in _CACHE:
             _CACHE.move_to_end(digest)
             return _CACHE[digest]
-    index = DefinitionIndex(d for p, b in sorted(indexed.items())
-                            for d in parse_definitions(p, b, GRAMMARS["." + p.rsplit(".", 1)[-1]]))
+    index = DefinitionIndex(d for p, text in sorted(indexed.items()) for d in indexed_definitions(p, text))
     with _CACHE_LOCK:
         _CACHE[digest] = index
         while len(_CACHE) > _CACHE_SIZE:

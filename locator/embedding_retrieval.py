@@ -37,7 +37,6 @@ class EmbeddingRetrievalLocator(RetrievalLocator):
     max_chunk_chars: int = Field(ge=16, description="text of a chunk given to the model (it truncates at 256 pieces anyway)")
     windows_per_file: int = Field(ge=1, description="evidence chunks per returned file")
     encoder: Encoder
-    file_suffixes: list[str]
     cache_path: str = Field(description="the on-disk embedding store (content-addressed)")
 
     def check_inputs(self) -> None:
@@ -49,7 +48,7 @@ class EmbeddingRetrievalLocator(RetrievalLocator):
 
     def rank_among(self, task: Task, ctx: LocatorContext, paths: frozenset[str] | None) -> Ranking:
         """The candidate files (only those in `paths`, when given) ranked by their best chunk."""
-        files = [f.path for f in ctx.candidate_files(self.file_suffixes) if paths is None or f.path in paths]
+        files = [f.path for f in ctx.source_files() if paths is None or f.path in paths]
         docs = [d for path in files
                 for d in documents(path, ctx.index_read(path).lines, self.granularity, self.max_chunk_lines)]
         model = self.encoder.model_key()

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from locator.base import LocatorContext
 from locator.definitions import IndexedDefinition, build_index
+from locator.languages import REGISTERED
 from locator.result import Evidence
 from locator.retrieval.locator import RetrievalLocator, span_evidence
 from locator.retrieval.query import MentionKind, mentions
@@ -29,8 +30,9 @@ from locator.text import code_names
 
 
 def module_paths(text: str) -> list[str]:
-    """The file paths a task names, as path suffixes: `a.b.c` -> `a/b/c.py`, `a/b/c/__init__.py`;
-    a path or a frame's file as written (its leading directories may be the user's own)."""
+    """The file paths a task names, as path suffixes: `a.b.c` -> each registered language's module
+    files of `a/b/c` (`a/b/c.py`, `a/b/c/__init__.py`, `a/b/c.rs`, …); a path or a frame's file as
+    written (its leading directories may be the user's own)."""
     paths = []
     for mention in mentions(text):
         if mention.kind in (MentionKind.PATH, MentionKind.FRAME):
@@ -39,7 +41,7 @@ def module_paths(text: str) -> list[str]:
             parts = mention.text.split(".")
             for end in range(len(parts), 1, -1):  # `pkg.mod.Class.method`: the longest module prefix
                 stem = "/".join(parts[:end])
-                paths += [f"{stem}.py", f"{stem}/__init__.py"]
+                paths += [template.format(stem) for language in REGISTERED for template in language.module_files]
     return paths
 
 
@@ -54,15 +56,14 @@ def _names_file(path: str, mentioned: str) -> bool:
 class EntityLocator(RetrievalLocator):
     name: ClassVar[str] = "entities"
     confidence_type: ClassVar[str] = "entity_relative"
-    file_suffixes: list[str]
     min_name_length: int = Field(ge=1, description="shorter words are not taken for names")
     max_definers: int = Field(ge=1, description="a name defined in more files than this says nothing")
     spans_per_file: int = Field(ge=1, description="evidence: the file's definitions of mentioned names")
     max_span_lines: int = Field(ge=1, description="a longer definition's evidence is its first lines")
 
     def rank(self, task: Task, ctx: LocatorContext) -> Ranking:
-        files = {f.path: "".join(ctx.index_read(f.path).lines) for f in ctx.candidate_files(self.file_suffixes)}
-        index = build_index({p: text.encode("utf-8") for p, text in files.items()})
+        files = {f.path: "".join(ctx.index_read(f.path).lines) for f in ctx.source_files()}
+        index = build_index(files)
         n_files = max(len(files), 1)
         names = code_names(task.text, self.min_name_length)
         scores: dict[str, float] = {}

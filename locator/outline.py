@@ -1,38 +1,23 @@
-"""Python definitions (functions, methods, classes) with their line spans, via `ast`.
+"""A file's definitions (functions, methods, classes and their kin in every registered language)
+with their line spans, from its language's tags queries (`locator.languages.tags`).
 
 Entity names follow LocAgent/SweRank: `path:Class.method`, `path:function`, `path:Class`.
 Parsing is most of what rendering and scoring cost, and the same files are parsed by every job,
-so `keep_on_disk` keeps each outline between processes, keyed by the text's content.
+so `keep_on_disk` keeps each outline between processes, keyed by its language and the text's content.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-import sys
-from dataclasses import astuple, dataclass
+from dataclasses import astuple
 from functools import cache, lru_cache
 from pathlib import Path
 
+from locator import languages
 from locator.files import write_atomically
 from locator.hashing import blake3_hex
-
-
-@dataclass(frozen=True)
-class Definition:
-    qualname: str
-    kind: str
-    start_line: int
-    end_line: int
-    signature_line: int
-    depth: int
-
-    def contains(self, line: int) -> bool:
-        return self.start_line <= line <= self.end_line
-
-
-_NODE_KINDS = {ast.FunctionDef: "function", ast.AsyncFunctionDef: "function", ast.ClassDef: "class"}
-
+from locator.languages import language_of
+from locator.languages.tags import Definition, parse
 
 _disk: Path | None = None  # where `keep_on_disk` keeps outlines
 
@@ -46,49 +31,36 @@ def keep_on_disk(directory: Path | None) -> None:
 
 @cache
 def _rules() -> str:
-    """What an outline was made by: Python's version (its grammar) and this module's source."""
-    return f"py{sys.version_info.major}.{sys.version_info.minor}-{blake3_hex(Path(__file__).read_bytes())[:12]}"
+    """What an outline was made by: the grammar wheels' versions, the languages' modules and this one."""
+    package = Path(languages.__file__).parent
+    sources = [Path(__file__).read_bytes(), *(p.read_bytes() for p in sorted(package.glob("*.py")))]
+    versions = {name: v for language in languages.REGISTERED for name, v in language.versions().items()}
+    return blake3_hex(json.dumps(versions, sort_keys=True).encode() + b"".join(sources))[:16]
 
 
 @lru_cache(maxsize=512)
-def _definitions_cached(source: str) -> tuple[Definition, ...]:
+def _definitions_cached(name: str, suffix: str, source: str) -> tuple[Definition, ...]:
+    language = languages.named(name)
+    path = f"file{suffix}"  # the grammar is chosen by suffix (TypeScript's `.tsx`); the rest of a path is not read
     if _disk is None:
-        return _parse(source)
-    key = blake3_hex(source.encode("utf-8", "surrogatepass"))
-    path = _disk / _rules() / key[:2] / f"{key}.json"
+        return parse(language, path, source.encode("utf-8", "surrogatepass"))
+    key = blake3_hex(f"{name}{suffix}\0".encode() + source.encode("utf-8", "surrogatepass"))
+    saved = _disk / _rules() / key[:2] / f"{key}.json"
     try:
-        return tuple(Definition(*row) for row in json.loads(path.read_text(encoding="utf-8")))
+        return tuple(Definition(*row) for row in json.loads(saved.read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):  # none yet, or unreadable: parse it (again)
-        found = _parse(source)
-        write_atomically(path, json.dumps([astuple(d) for d in found]))
+        found = parse(language, path, source.encode("utf-8", "surrogatepass"))
+        write_atomically(saved, json.dumps([astuple(d) for d in found]))
         return found
 
 
-def _parse(source: str) -> tuple[Definition, ...]:
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return ()
-    found: list[Definition] = []
-
-    def visit(node: ast.AST, prefix: str, depth: int) -> None:
-        for child in ast.iter_child_nodes(node):
-            kind = _NODE_KINDS.get(type(child))
-            if kind is None:
-                visit(child, prefix, depth)
-                continue
-            name = f"{prefix}.{child.name}" if prefix else child.name
-            first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-            found.append(Definition(name, kind, first, child.end_lineno or child.lineno, child.lineno, depth))
-            visit(child, name, depth + 1)
-
-    visit(tree, "", 0)
-    return tuple(sorted(found, key=lambda d: (d.start_line, d.depth)))
-
-
-def definitions(source: str) -> list[Definition]:
-    """All definitions, outermost first at equal start; empty for non-Python or unparsable text."""
-    return list(_definitions_cached(source))
+def definitions(path: str, source: str) -> list[Definition]:
+    """All definitions of the file at `path`, outermost first at equal start; empty for a file of no
+    registered language."""
+    language = language_of(path)
+    if language is None:
+        return []
+    return list(_definitions_cached(language.name, "." + path.rsplit(".", 1)[-1], source))
 
 
 def innermost(defs: list[Definition], line: int) -> Definition | None:

@@ -13,9 +13,12 @@ from enum import StrEnum
 from functools import cache
 from pathlib import Path, PurePosixPath
 
-from locator.definitions import GRAMMARS, DefinitionIndex, build_index
+from locator.definitions import DefinitionIndex, build_index
 from locator.files import write_atomically
 from locator.hashing import blake3_hex
+from locator.languages import language_of
+from locator.languages.sources import (Excluded, attribute_marks, attribute_rules, gitattributes_folder,
+                                       marked_generated)
 from locator.outline import Definition, definitions
 from locator.system_one.tokens import count_tokens
 
@@ -112,7 +115,7 @@ def _loops(path: Path) -> bool:
 
 
 def _indexed(path: str) -> bool:
-    return "." + path.rsplit(".", 1)[-1] in GRAMMARS
+    return language_of(path) is not None
 
 
 def _module_of(path: str) -> str:
@@ -148,9 +151,10 @@ class _Listing:
 
     files: dict[str, FileInfo]
     skipped: dict[SkipReason, int]
+    marks: dict[str, Excluded]  # files that say they are generated, or `.gitattributes` marks so
 
 
-_LISTING_SCHEMA = 1
+_LISTING_SCHEMA = 2
 
 
 @cache
@@ -168,7 +172,7 @@ def _read_listing(path: Path) -> _Listing | None:
             return None
         files = {p: FileInfo(path=p, size_bytes=size, line_count=lines) for p, size, lines in saved["files"]}
         skipped = {reason: 0 for reason in SkipReason} | {SkipReason(r): int(n) for r, n in saved["skipped"].items()}
-        return _Listing(files, skipped)
+        return _Listing(files, skipped, {p: Excluded(r) for p, r in saved["marks"].items()})
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -204,11 +208,11 @@ class RepositoryView:
         self.skipped: dict[SkipReason, int] = {reason: 0 for reason in SkipReason}
         if not frozen:
             self._cache: dict[str, tuple[str, ...]] = {}
-            self._files = self._enumerate()
+            self._files, self.marks = self._enumerate()
             return
         self._cache = {}
         listing = self._shared_listing(listing_dir)
-        self._files = listing.files
+        self._files, self.marks = listing.files, listing.marks
         self.skipped = dict(listing.skipped)
 
     def _shared_listing(self, listing_dir: Path | None) -> _Listing:
@@ -220,10 +224,12 @@ class RepositoryView:
         saved = listing_dir / f"listing-{_listing_rules()}-{self.max_file_bytes}.json" if listing_dir else None
         listing = _read_listing(saved) if saved else None
         if listing is None:
-            listing = _Listing(self._enumerate(), dict(self.skipped))
+            files, marks = self._enumerate()
+            listing = _Listing(files, dict(self.skipped), marks)
             if saved:
                 write_atomically(saved, json.dumps({
                     "schema_version": _LISTING_SCHEMA, "skipped": {r.value: n for r, n in listing.skipped.items()},
+                    "marks": {p: r.value for p, r in listing.marks.items()},
                     "files": [[f.path, f.size_bytes, f.line_count] for f in listing.files.values()]}))
         with _LISTINGS_LOCK:
             _LISTINGS[key] = listing
@@ -231,18 +237,28 @@ class RepositoryView:
                 _LISTINGS.popitem(last=False)
         return listing
 
-    def _enumerate(self) -> dict[str, FileInfo]:
+    def _enumerate(self) -> tuple[dict[str, FileInfo], dict[str, Excluded]]:
+        """The readable files, and the marks of generated and vendored ones (see `languages.sources`):
+        a file's own `@generated` line is seen while it is read here, `.gitattributes` after the walk."""
         files: dict[str, FileInfo] = {}
+        generated: dict[str, Excluded] = {}
+        rules = []
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
             base = Path(dirpath)
             dirnames[:] = sorted(d for d in dirnames if self._dir_allowed(base / d))
             for name in sorted(filenames):
                 full = base / name
                 rel = full.relative_to(self.root).as_posix()
-                info = self._inspect(full, rel)
-                if info is not None:
-                    files[rel] = info
-        return files
+                inspected = self._inspect(full, rel)
+                if inspected is None:
+                    continue
+                info, text = inspected
+                files[rel] = info
+                if name == ".gitattributes":
+                    rules += attribute_rules(gitattributes_folder(rel), text)
+                elif language_of(rel) is not None and marked_generated(text):
+                    generated[rel] = Excluded.MARKED_GENERATED
+        return files, attribute_marks(rules, files) | generated
 
     def _symlink_problem(self, path: Path) -> SkipReason | None:
         """Why a symlink cannot be followed: it loops, or it leaves the root."""
@@ -263,7 +279,7 @@ class RepositoryView:
             return False
         return True
 
-    def _inspect(self, full: Path, rel: str) -> FileInfo | None:
+    def _inspect(self, full: Path, rel: str) -> tuple[FileInfo, str] | None:
         try:
             rel.encode("utf-8")
         except UnicodeEncodeError:
@@ -294,7 +310,7 @@ class RepositoryView:
             self.skipped[SkipReason.NOT_UTF8] += 1
             return None
         line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        return FileInfo(path=rel, size_bytes=size, line_count=line_count)
+        return FileInfo(path=rel, size_bytes=size, line_count=line_count), text
 
     def files(self) -> list[FileInfo]:
         return list(self._files.values())
@@ -345,7 +361,7 @@ class RepositoryView:
         them reads nothing the locator sees."""
         info = self.stat(path)
         lines = self._lines_of(info.path)
-        defs = tuple(definitions("".join(lines)))
+        defs = tuple(definitions(info.path, "".join(lines)))
         signatures = {d.signature_line: lines[d.signature_line - 1] for d in defs if 1 <= d.signature_line <= len(lines)}
         self._count(signatures.values())
         return Outline(info.path, defs, signatures)
@@ -379,7 +395,7 @@ class RepositoryView:
             index = self._index
         if index is None:
             sources = {p: self._lines_of(p) for p in self._files if _indexed(p)}
-            index = build_index({p: "".join(lines).encode("utf-8") for p, lines in sources.items()})
+            index = build_index({p: "".join(lines) for p, lines in sources.items()})
             with self._lock:
                 if self._index is None:  # another thread may have built it meanwhile: charge once
                     self._index = index

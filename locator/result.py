@@ -6,7 +6,9 @@ result), per-file stage cost, and a producer's own ranked module/entity lists. V
 `handoff` (what the first stage ranked and passed on, so scoring can show where a gold file was
 lost) and `index_lines` (lines read to build an index, apart from lines read). Version 4 binds the
 provenance to every loclab module on the result's path and the distributions they import
-(`CodeIdentity.modules`, `dependencies`, `python`), not one package.
+(`CodeIdentity.modules`, `dependencies`, `python`), not one package. Version 5 adds `sources`: the
+languages looked for and the generated or vendored files left out of the candidates. A version 4
+result still reads (scoring re-runs on saved results).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from locator.files import write_atomically
 from locator.hashing import blake3_hex, canonical_json
 from locator.task import Record, SubjectIdentity
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
+EXCLUDED_NAMED = 50
 
 
 class Role(StrEnum):
@@ -214,8 +217,18 @@ class Handoff(Record):
                                 "in the order they entered")
 
 
+class SourceSelection(Record):
+    """Which files were candidates: the languages looked for, and what was left out and why."""
+
+    languages: list[str]
+    declared: bool = Field(description="declared by the task or its data set; false: every registered language present")
+    candidate_files: int
+    excluded: dict[str, int] = Field(description="generated or vendored files of those languages left out, by reason")
+    excluded_paths: list[str] = Field(description=f"the first {EXCLUDED_NAMED} left out, by path")
+
+
 class LocalizationResult(Record):
-    schema_version: Literal[4] = SCHEMA_VERSION
+    schema_version: Literal[4, 5] = SCHEMA_VERSION
     kind: Literal["code-localization-result"] = "code-localization-result"
     task: str
     subject: SubjectIdentity | None
@@ -229,6 +242,8 @@ class LocalizationResult(Record):
         default=None, description="the producer's own ranked entities (`path:Class.method`), e.g. LocAgent found_entities")
     handoff: Handoff | None = Field(default=None, description="the first stage's ranking and hand-off; null for a "
                                                               "producer without stages")
+    sources: SourceSelection | None = Field(default=None, description="the candidate files chosen; null when the "
+                                                                      "locator never asked for them (imported results)")
 
     def ranked_paths(self) -> list[str]:
         seen: dict[str, None] = {}

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from locator.base import Locator, LocatorContext
 from locator.repository import RepositoryView
-from locator.result import Cost, LocalizationResult, PhysicalCost, Producer, Tokens
+from locator.languages.sources import Selection
+from locator.result import EXCLUDED_NAMED, Cost, LocalizationResult, PhysicalCost, Producer, SourceSelection, Tokens
 from locator.system_one.client import SystemOne
 from locator.task import Task
 from locator.trace import Trace
@@ -15,7 +17,7 @@ from locator.trace import Trace
 def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: SystemOne | None, trace: Trace) -> LocalizationResult:
     if system_one is not None:
         system_one.trace = trace
-    ctx = LocatorContext(repo=repo, trace=trace, system_one=system_one)
+    ctx = LocatorContext(repo=repo, trace=trace, system_one=system_one, languages=task.languages)
     lines0, index0 = ctx.lines_read(), ctx.index_lines()
     started = time.perf_counter()
     output = locator.localize(task, ctx)
@@ -39,6 +41,7 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
         ranked_modules=output.ranked_modules,
         ranked_entities=output.ranked_entities,
         handoff=output.handoff,
+        sources=_sources(ctx.selection),
         cost=Cost(
             elapsed_ms=elapsed_ms,
             model_calls=usage.logical_calls,
@@ -61,3 +64,12 @@ def localize(locator: Locator, task: Task, repo: RepositoryView, system_one: Sys
             ),
         ),
     )
+
+
+def _sources(selection: Selection | None) -> SourceSelection | None:
+    if selection is None:
+        return None
+    return SourceSelection(languages=list(selection.languages), declared=selection.declared,
+                           candidate_files=len(selection.paths),
+                           excluded=dict(Counter(selection.excluded.values())),
+                           excluded_paths=sorted(selection.excluded)[:EXCLUDED_NAMED])

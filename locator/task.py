@@ -29,4 +29,7 @@ class Task(Record):
     id: str = Field(min_length=1)
     text: str = Field(min_length=1)
     subject: SubjectIdentity
+    # the languages the task is in, as its data set declares them (`rust`, `typescript`); empty: every
+    # registered language present in the subject (locator/languages)
+    languages: tuple[str, ...] = ()
     metadata: dict[str, JsonScalar] = Field(default_factory=dict)

@@ -58,13 +58,12 @@ class TwoPhaseLocator(Settings):
     name: str
     discovery: Discovery
     reader: Reader  # any reader, named by `_target_` in its YAML
-    file_suffixes: list[str]
     keep_unconfirmed_files: bool
     rank_by: RankBy
     rrf_k: int = Field(ge=1, description="rank_by=fused: the reciprocal rank fusion constant")
 
     def localize(self, task: Task, ctx: LocatorContext) -> LocatorOutput:
-        discovered = self.discovery.discover(task, ctx, ctx.candidate_files(self.file_suffixes))
+        discovered = self.discovery.discover(task, ctx, ctx.source_files())
         states = self.reader.read(task, ctx, discovered.handed_off)
         followed = [s.path for s in states if s.entry is Entry.FOLLOW]
         # A followed file ranks after the handed-off files in Phase 1's order, in the order it entered.

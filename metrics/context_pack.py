@@ -17,6 +17,7 @@ from render.notes import COMPLETE_CLAIM, TRIMMED_MARK
 from render.pack import ContextPack
 from render.sections import FENCE, FileSource, SourceOf, wanted_spans
 
+_OPENING = re.compile(re.escape(FENCE) + r"\w*$")  # a section's fence opens with its language's name
 _HEADER = re.compile(r"^### (?P<path>.+?) · [^·]+ · lines .+ of \d+$")
 _SOURCE_LINE = re.compile(r"^\s*(\d+)\t")
 _READ_OFFER = re.compile(r"\bRead\b")
@@ -30,7 +31,7 @@ def sent_lines(text: str) -> dict[str, set[int]]:
         if fence is None and (header := _HEADER.match(line)):
             path = header["path"]
             sent.setdefault(path, set())
-        elif path is not None and fence is None and line == FENCE:
+        elif path is not None and fence is None and _OPENING.match(line):
             fence = line
         elif fence is not None and line == FENCE:
             path, fence = None, None

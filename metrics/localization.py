@@ -32,7 +32,7 @@ def _entities(spans: list[tuple[str, int, int]], source_of: SourceOf, resolve: R
         # The definitions holding a line change only where one of them starts or ends, so one line per
         # stretch between those edges stands for the stretch (line by line, a long span against a large
         # module's definitions was most of scoring's time).
-        defs = [d for d in definitions(source) if d.start_line <= end and d.end_line >= start]
+        defs = [d for d in definitions(path, source) if d.start_line <= end and d.end_line >= start]
         edges = {start} | {edge for d in defs for edge in (d.start_line, d.end_line + 1) if start < edge <= end}
         for line in sorted(edges):
             hit = resolve(defs, line)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from locator.languages import language_of
 from locator.outline import Definition, definitions
 from locator.result import ResultFile
 from locator.system_one.tokens import count_tokens
@@ -23,6 +24,12 @@ from render.spans import LineRange, WantedSpan, merge, short_label, size, subtra
 SourceOf = Callable[[str], str | None]
 ELISION = "⋯"
 FENCE = "```"
+
+
+def opening_fence(path: str) -> str:
+    """A section's fence opens with its language's name (none for a file of no registered language)."""
+    language = language_of(path)
+    return FENCE + (language.fence if language is not None else "")
 
 
 class TrimSite(StrEnum):
@@ -43,7 +50,7 @@ class FileSource:
 
     @classmethod
     def of(cls, path: str, text: str) -> "FileSource":
-        return cls(path, tuple(text.splitlines()), tuple(definitions(text)))
+        return cls(path, tuple(text.splitlines()), tuple(definitions(path, text)))
 
 
 def member_definitions(source: FileSource) -> list[Definition]:
@@ -174,7 +181,8 @@ def render_section(p: _Plan, sent: list[LineRange], settings: RenderSettings,
     if cursor <= n:
         body += _markers(LineRange(cursor, n), wanted_lines, source, elided_at, settings, edge=True)
     # every body line starts with a line number or a marker, so no source line can close the fence
-    return "\n".join([f"### {p.entry.path} · {p.entry.role.value} · lines {shown} of {n}", FENCE, *body, FENCE]) + "\n"
+    return "\n".join([f"### {p.entry.path} · {p.entry.role.value} · lines {shown} of {n}", opening_fence(p.entry.path),
+                      *body, FENCE]) + "\n"
 
 
 def _first_lines(ranges: list[LineRange], k: int) -> list[LineRange]:

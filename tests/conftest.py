@@ -39,9 +39,20 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+# End-to-end tests: real jobs in subprocesses, servers, browsers, downloads. The fast tier (README:
+# `bash scripts/test.sh -m "not slow"`) is everything else: the packages' own tests, in minutes.
+SLOW_FOLDERS = ("experiments", "reliability")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked `long` (several minutes each) are handed out first, so two workers finish together
-    instead of one starting a long test when the other is done."""
+    instead of one starting a long test when the other is done. End-to-end tests are marked `slow`."""
+    tests_root = Path(__file__).parent
+    for item in items:
+        relative = item.path.relative_to(tests_root).parts
+        if relative[0] in SLOW_FOLDERS or relative[0] == "test_install.py" or any(
+                item.get_closest_marker(m) for m in ("long", "network")):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from locator.base import LocatorContext, LocatorOutput
-from locator.definitions import GRAMMARS
+from locator.languages import language_of
 from locator.lane.terms import Terms, TraceTerms
 from locator.repository import SearchHit, SearchKind
 from locator.result import Confidence, Evidence, ResultFile, Role
@@ -93,9 +93,10 @@ class AstLaneLocator(Settings):
         base = self.base.localize(task, ctx)
         lane = self.lane
         with ctx.stage("ast_lane") as stage:
-            terms = lane.terms.extract(task.text) if lane.version is not LaneVersion.OFF else Terms((), (), ())
+            terms = (lane.terms.extract(task.text, task.languages) if lane.version is not LaneVersion.OFF
+                     else Terms((), (), ()))
             owners, corroborations, searches = self._search(ctx, terms)
-            languages = tuple(str(task.metadata.get("languages") or "").split(",")) if task.metadata.get("languages") else ()
+            languages = task.languages
             candidates = [f.path for f in base.files]
             generated: list[tuple[str, str]] = []  # (path, reason) added by the lane, without source
             excerpt: tuple[Owner, Evidence] | None = None
@@ -145,12 +146,12 @@ class AstLaneLocator(Settings):
         terms), hits, and the path."""
         by_path: dict[str, list[Owner]] = {}
         for o in owners:
-            if o.exact and "." + o.path.rsplit(".", 1)[-1] in GRAMMARS:
+            if o.exact and language_of(o.path) is not None:
                 by_path.setdefault(o.path, []).append(o)
 
         def key(path: str) -> tuple:
             found = by_path[path]
-            declared = GRAMMARS["." + path.rsplit(".", 1)[-1]].language in languages
+            declared = language_of(path).name in languages
             return (-sum(o.qualified for o in found), -sum(corroborations[(path, o.hit.line)] for o in found),
                     not declared, -len({o.term for o in found}), -len(found), path)
 

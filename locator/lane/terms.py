@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
+from locator.languages import REGISTERED, named
 from locator.settings import Settings
 
-_FRAME = re.compile(r'File "[^"]*", line \d+, in (?P<name>[A-Za-z_]\w*)')
 _EXCEPTION = re.compile(r"^(?P<qualified>(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*)):")
 _DOTTED = re.compile(r"(?<![\w.])(?P<left>[A-Za-z_]\w*)\.(?P<right>[A-Za-z_]\w*)(?P<call>\s*\()?")
 _CALL = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*)\s*\(")
@@ -47,17 +47,26 @@ class TraceTerms(Settings):
     max_owner_terms: int = Field(ge=0)
     max_argument_terms: int = Field(ge=0)
 
-    def extract(self, trace: str) -> Terms:
+    def extract(self, trace: str, languages: tuple[str, ...] = ()) -> Terms:
+        """Terms of `trace`, its frames read by the stack-frame patterns of the task's declared
+        `languages` (every registered language's when none is declared): a frame's function is an
+        AST term, `Owner.function` an owner term, as a Python traceback's `in name` line is."""
+        frames = [p for language in (tuple(named(n) for n in languages) or REGISTERED) for p in language.frames]
         ast: dict[str, None] = {}
         owners: dict[str, None] = {}
         arguments: dict[str, None] = {}
         for line in reversed(trace.split("\n")):
             stripped = line.strip()
-            frame = _FRAME.search(stripped)
+            frame = next((m for p in frames if (m := p.search(stripped)) and m.groupdict().get("name")), None)
             if frame:
                 if _keep(frame["name"]):
                     ast.setdefault(frame["name"])
+                    owner = re.split(r"::|\.", frame.groupdict().get("owner") or "")[-1]
+                    if owner[:1].isupper() and _keep(owner):
+                        owners.setdefault(f"{owner}.{frame['name']}")
                 continue
+            if any(p.search(stripped) for p in frames):
+                continue  # a frame's location line: a path, no names
             exception = _EXCEPTION.match(stripped)
             if exception:
                 if _keep(exception["name"]):

@@ -21,7 +21,8 @@ from locator.reading.budget import RoundBudget
 from locator.reading.decision_form import DecisionForm, most_probable
 from locator.reading.effects import Observe, read_and_observe
 from locator.reading.epochs import EpochFlow, Resolution
-from locator.reading.follow import FollowFile, FollowFiles, FollowLedger, ModuleIndex
+from locator.languages.references import FileIndex
+from locator.reading.follow import FollowFile, FollowFiles, FollowLedger
 from locator.reading.reader import ReadsEvidence, report_reading
 from locator.reading.schedule import Choice, Schedule
 from locator.reading.sources import ActionSource
@@ -65,7 +66,7 @@ class ProgressiveReader(ReadsEvidence):
         with ctx.stage("reading") as stage:
             states = [self.described(ctx, FileState(c, None)) for c in handed_off]
             ledger = None if self.follow is None else FollowLedger(
-                self.follow, ModuleIndex(ctx.candidate_files(None)), {c.info.path for c in handed_off})
+                self.follow, FileIndex(ctx.files()), {c.info.path for c in handed_off})
             steps = ReaderSteps(self, task, ctx, ledger, states)
             flow = EpochFlow(steps, self.schedule, ctx.concurrency, barrier=ledger is not None)
             flow.run(states)

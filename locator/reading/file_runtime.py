@@ -39,7 +39,8 @@ from locator.reading.actions import STOP_FILE_SUFFICIENT as STOP_FILE
 from locator.reading.effects import read_unread, score_reads
 from locator.reading.decision_form import EVEN_ODDS, DecisionForm
 from locator.reading.evidence_filter import MinimalEvidenceFilter
-from locator.reading.follow import FOLLOW_INSTRUCTIONS, FollowFile, FollowFiles, FollowLedger, ModuleIndex
+from locator.languages.references import FileIndex
+from locator.reading.follow import FOLLOW_INSTRUCTIONS, FollowFile, FollowFiles, FollowLedger
 from locator.reading.geometry import GeometryActions
 from locator.reading.per_file import run_per_file
 from locator.reading.framing import WORDINGS, Framing
@@ -116,7 +117,7 @@ class FileRuntimes(ReadsEvidence):
         with ctx.stage("reading") as stage:
             runtimes = [FileRuntime(FileState(c, None)) for c in handed_off]
             ledger = None if self.follow is None else FollowLedger(
-                self.follow, ModuleIndex(ctx.candidate_files(None)), {c.info.path for c in handed_off})
+                self.follow, FileIndex(ctx.files()), {c.info.path for c in handed_off})
             wave = runtimes
             while wave:
                 run_per_file(ctx, wave, lambda rt: rt.state, lambda rt: self._run(task, ctx, rt, ledger))

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from locator.definitions import grammar_of, parse_definitions
+from locator.languages import language_of
+from locator.languages.tags import file_definitions
 from locator.hashing import blake3_hex
 from locator.text import Tokenizer, term_counts, tokens
 
@@ -99,10 +100,9 @@ def _split(start: int, end: int, label: str, max_lines: int) -> list[Chunk]:
 def _definition_chunks(path: str, lines: tuple[str, ...], max_lines: int) -> list[Chunk]:
     """Innermost definitions whole (split past `max_lines`), and each run of lines outside them
     (module code, class headers and attributes) as `<module>` chunks; blank runs are dropped."""
-    grammar = grammar_of(path)
-    if grammar is None or not lines:
+    if language_of(path) is None or not lines:
         return _split(1, len(lines), "<module>", max_lines) if lines else []
-    defs = parse_definitions(path, "".join(lines).encode("utf-8"), grammar)
+    defs = file_definitions(path, "".join(lines))
     # Pre-order (a definition, then those inside it): a definition is innermost unless the next one
     # starts inside it. Linear, where comparing every pair was quadratic in a file's definitions.
     leaves = sorted((d for d, following in zip(defs, [*defs[1:], None])

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from locator.languages import REGISTERED
 from locator.retrieval.documents import tokens_of
 from locator.text import Tokenizer
 
@@ -24,11 +25,16 @@ class MentionKind(StrEnum):
 
 
 _PATTERNS = {
-    MentionKind.FRAME: re.compile(r'File "([^"\n]+)", line \d+'),
-    MentionKind.PATH: re.compile(r"(?<![\w/.])((?:[\w.-]+/)*[\w-]+\.(?:py|pyi|pyx|cfg|toml|rst|txt|c|h))\b"),
+    MentionKind.PATH: re.compile(r"(?<![\w/.])((?:[\w.-]+/)*[\w-]+\.(?:"
+                                 + "|".join(sorted({s[1:] for language in REGISTERED for s in language.suffixes}
+                                                   | {"pyi", "pyx", "cfg", "toml", "rst", "txt", "c", "h"}, key=lambda s: (-len(s), s)))
+                                 + r"))\b"),
     MentionKind.DOTTED: re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)"),
     MentionKind.CODE: re.compile(r"`([^`\n]{2,80})`"),
 }
+
+
+_FRAMES = tuple(p for language in REGISTERED for p in language.frames)
 
 
 @dataclass(frozen=True)
@@ -38,8 +44,13 @@ class Mention:
 
 
 def mentions(text: str) -> list[Mention]:
-    """Explicit code mentions in task text, in order of appearance per kind, each text once."""
+    """Explicit code mentions in task text, in order of appearance per kind, each text once; a frame
+    is any registered language's stack-frame line that names a file."""
     found: dict[str, Mention] = {}
+    for line in text.split("\n"):
+        for pattern in _FRAMES:
+            if (match := pattern.search(line.strip())) and match.groupdict().get("path"):
+                found.setdefault(match["path"], Mention(MentionKind.FRAME, match["path"]))
     for kind, pattern in _PATTERNS.items():
         for match in pattern.finditer(text):
             if kind is MentionKind.DOTTED and max(len(part) for part in match.group(1).split(".")) < 3:

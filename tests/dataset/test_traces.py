@@ -63,7 +63,7 @@ def test_the_shared_trace_set(swebench_file, monkeypatch):
     manifest = build("dataset.loader", "dataset=swebench_lite_pypi_traces")
     kinds = [r.task.metadata["trace_kind"] for r in manifest.rows]
     assert (len(kinds), kinds.count("traceback"), kinds.count("error_line")) == (22, 15, 7)
-    assert all(len(r.task.text.encode()) <= 16384 and r.task.metadata["languages"] == "python" for r in manifest.rows)
+    assert all(len(r.task.text.encode()) <= 16384 and r.task.languages == ("python",) for r in manifest.rows)
     assert all("Traceback (most recent call last)" in r.task.text for r in manifest.rows
                if r.task.metadata["trace_kind"] == "traceback")
     assert manifest.content_hash == build("dataset.loader", "dataset=swebench_lite_pypi_traces").content_hash
@@ -95,3 +95,18 @@ def test_bad_trace_inputs_are_refused_naming_what(tmp_path, swebench_file):
             out.write(json.dumps(row | {"problem_statement": "The docs could say more about options."}) + "\n")
     with pytest.raises(ManifestError, match="none of its 3 rows has a failure trace in its problem statement"):
         load_swebench_traces(quiet, "t", "1", "d", 1000, None, None, tmp_path / "cache")
+
+
+def test_a_rust_panic_is_a_trace_with_its_message_and_backtrace():
+    from dataset.traces import TraceKind, extract_trace
+
+    issue = ("It crashes on start:\n\nthread 'main' panicked at src/builder/debug_asserts.rs:106:17:\n"
+             "Command app: Long option names must be unique\nstack backtrace:\n   0: rust_begin_unwind\n"
+             "             at ./library/std/src/panicking.rs:1:1\n   1: clap::builder::debug_asserts::assert_app\n"
+             "note: Some details are omitted\n\nAny idea?\n")
+    trace = extract_trace(issue, 16384)
+    assert trace.kind is TraceKind.PANIC
+    assert trace.text.startswith("thread 'main' panicked at") and trace.text.endswith("note: Some details are omitted")
+    assert "Any idea" not in trace.text and "crashes" not in trace.text
+    no_backtrace = extract_trace("thread 'main' panicked at src/a.rs:1:1:\nboom\n\nmore prose", 16384)
+    assert no_backtrace.kind is TraceKind.PANIC and no_backtrace.text == "thread 'main' panicked at src/a.rs:1:1:\nboom"

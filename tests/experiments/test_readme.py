@@ -12,6 +12,7 @@ import pytest
 from experiments.paths import PROJECT_ROOT
 from experiments.system_one_process import system_one_server
 from tests.experiments.cli import Workspace
+from tests.dataset.test_multi_swe_bench import multi_swe_bench_rows
 from tests.test_configs import readme_commands
 
 pytestmark = pytest.mark.network
@@ -19,12 +20,15 @@ pytestmark = pytest.mark.network
 # one dev and one test instance, both downloaded by the other end-to-end tests of the session
 SWEBENCH_TASKS = "tasks=[marshmallow-code__marshmallow-1343,psf__requests-2317]"
 TRACE_TASKS = "tasks=[marshmallow-code__marshmallow-1343]"  # the trace set holds only instances with a trace
+MULTI_SWE_BENCH_ROWS = ""  # set by the test: rows over a local mirror
 
 
 def _narrowed(argv: list[str]) -> list[str]:
     """The command with its task selection narrowed (nothing else changed)."""
     rest = [a for a in argv if not a.startswith(("limit=", "tasks="))]
     joined = " ".join(argv)
+    if "multi_swe_bench" in joined:
+        return rest + [f"dataset.loader.path={MULTI_SWE_BENCH_ROWS}"]
     if "swebench_lite_pypi_traces" in joined:
         return rest + [TRACE_TASKS]
     if "swebench" in joined:
@@ -43,8 +47,12 @@ def _run(ws: Workspace, argv: list[str], env: dict[str, str] | None = None) -> s
 
 
 @pytest.mark.long
-def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file):
+def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file, monkeypatch):
     ws = Workspace(tmp_path / "ws", subject_cache)
+    # the Multi-SWE-bench command: its rows' repository from a real local git mirror, as a user's
+    rows, mirrors = multi_swe_bench_rows(tmp_path / "mswe")
+    monkeypatch.setattr(sys.modules[__name__], "MULTI_SWE_BENCH_ROWS", str(rows))
+    monkeypatch.setenv("LOCLAB_GIT_MIRRORS", str(mirrors))
     commands = readme_commands(r"experiments\.\w+")
     # system_one=http needs a server (below); the local model's sweep is run by tests/experiments/test_review.py
     # a command the README gives twice (its quick start and its reference) is run once

@@ -74,7 +74,7 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert len(results) == 2 and all((r.parent / "trace.jsonl").is_file() for r in results)
 
     saved = json.loads(results[0].read_text())
-    assert saved["schema_version"] == 4
+    assert saved["schema_version"] == 5
     code = CodeIdentity.model_validate(saved["provenance"]["code"])
     assert code.digest == job.data.tags["loclab.code_identity"]
     assert {"experiments.production", "dataset.subjects", "locator.repository", "locator.two_phase",

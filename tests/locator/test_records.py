@@ -37,7 +37,7 @@ def test_result_round_trip(tmp_path):
     path = tmp_path / "localization-result.json"
     result.write(path)
     assert LocalizationResult.read(path) == result
-    assert result.kind == "code-localization-result" and result.schema_version == 4
+    assert result.kind == "code-localization-result" and result.schema_version == 5
 
 
 def test_a_version_1_result_is_refused_not_reinterpreted(tmp_path):

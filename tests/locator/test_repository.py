@@ -136,7 +136,7 @@ def test_a_frozen_trees_listing_is_kept_between_processes_and_remade_when_unread
     saved.write_text("{not json")
     repository._LISTINGS.clear()
     assert [f.path for f in RepositoryView(root, frozen=True, listing_dir=tmp_path / "derived").files()] == ["pkg/a.py"]
-    assert '"schema_version": 1' in saved.read_text()  # made again
+    assert '"schema_version": 2' in saved.read_text()  # made again
 
 
 def test_only_cached_subjects_are_frozen():

@@ -32,7 +32,7 @@ def top():
 
 
 def test_definitions_with_decorators_and_nesting():
-    defs = {d.qualname: d for d in definitions(SOURCE)}
+    defs = {d.qualname: d for d in definitions("pkg/outer.py", SOURCE)}
     assert set(defs) == {"Outer", "Outer.method", "Outer.method.inner", "top"}
     assert (defs["Outer.method"].start_line, defs["Outer.method"].signature_line, defs["Outer.method"].end_line) == (6, 7, 10)
     assert innermost(list(defs.values()), 9).qualname == "Outer.method.inner"
@@ -40,8 +40,9 @@ def test_definitions_with_decorators_and_nesting():
     assert innermost(list(defs.values()), 1) is None
 
 
-def test_unparsable_source_has_no_definitions():
-    assert definitions("def broken(:\n") == []
+def test_unparsable_source_keeps_the_definitions_it_can_parse_and_other_files_have_none():
+    assert "fine" in [d.qualname for d in definitions("a.py", "def broken(:\n    pass\n\ndef fine():\n    pass\n")]
+    assert definitions("notes.txt", "def f():\n    pass\n") == []
 
 
 def test_names_are_the_words_inside_code_and_the_code_shaped_words_of_prose():
@@ -58,23 +59,21 @@ def test_an_indented_line_is_code_but_the_prose_after_it_is_not():
 
 
 def test_an_outline_kept_on_disk_is_read_back_by_a_new_process_and_remade_when_unreadable(tmp_path, monkeypatch):
-    import ast
-
     from locator import outline
 
     source = "class A:\n    def f(self):\n        pass\n"
     try:
         outline.keep_on_disk(tmp_path / "outlines")
-        parsed = definitions(source)
+        parsed = definitions("a.py", source)
         [saved] = (tmp_path / "outlines").rglob("*.json")
         outline._definitions_cached.cache_clear()  # a new process
         with monkeypatch.context() as patched:
-            patched.setattr(ast, "parse", lambda _: (_ for _ in ()).throw(AssertionError("parsed again")))
-            assert definitions(source) == parsed and [d.qualname for d in parsed] == ["A", "A.f"]
+            patched.setattr(outline, "parse", lambda *_: (_ for _ in ()).throw(AssertionError("parsed again")))
+            assert definitions("a.py", source) == parsed and [d.qualname for d in parsed] == ["A", "A.f"]
         saved.write_text("[[1]")
         outline._definitions_cached.cache_clear()
-        assert definitions(source) == parsed  # unreadable: parsed and saved again
-        assert definitions("def g(:\n") == []
+        assert definitions("a.py", source) == parsed  # unreadable: parsed and saved again
+        assert definitions("b.rs", "fn g() {}\n")[0].qualname == "g"  # another language, its own outline
     finally:
         outline.keep_on_disk(None)
 

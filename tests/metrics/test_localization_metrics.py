@@ -244,7 +244,7 @@ def test_entities_of_a_span_are_those_of_its_lines_one_by_one():
             for end in range(start, lines + 1):
                 one_by_one: dict[str, None] = {}
                 for line in range(start, end + 1):
-                    if (hit := resolve(definitions(NESTED), line)) is not None:
+                    if (hit := resolve(definitions("m.py", NESTED), line)) is not None:
                         one_by_one.setdefault(f"m.py:{hit.qualname}", None)
                 assert _entities([("m.py", start, end)], lambda _: NESTED, resolve) == list(one_by_one), (start, end)
 

@@ -165,3 +165,13 @@ def test_the_epilogue_is_fitted_with_the_sections_above_it_counted():
     result = _result(_file("pkg/big.py", (SPINE_START, SPINE_END)), *many)
     pack = render_pack(result, SOURCES.get, YAML.model_copy(update={"cap_tokens": 3000, "epilogue_floor_tokens": 200}))
     assert pack.tokens <= 3000 and 0 < pack.pointer_entries < 300
+
+
+def test_each_section_is_fenced_with_its_language_and_its_lines_still_count():
+    sources = {"src/arg.rs": "impl Arg {\n    fn f() {}\n}\n", "web/router.ts": "export function r() {}\n",
+               "NOTES.txt": "plain\n"}
+    result = _result(_file("src/arg.rs", (1, 3)), _file("web/router.ts", (1, 1)), _file("NOTES.txt", (1, 1)))
+    pack = render_pack(result, sources.get, MEASURED)
+    opening = [line for line in pack.text.split("\n") if line.startswith("```") and line != "```"]
+    assert opening == ["```rust", "```typescript"]  # a file of no registered language opens a bare fence
+    assert sent_lines(pack.text) == {"src/arg.rs": {1, 2, 3}, "web/router.ts": {1}, "NOTES.txt": {1}}

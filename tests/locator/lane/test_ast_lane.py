@@ -130,17 +130,16 @@ def _owner(path: str, term: str, *, exact: bool = True, qualified: bool = False,
     return Owner(SearchHit(path, line, line + 1, term, f"def {term}():"), term, qualified, exact)
 
 
-def test_v2_ranks_a_declared_source_language_first(monkeypatch):
+def test_v2_ranks_a_declared_source_language_first():
+    """Seed 001's mixed subject (Rust crates beside a TypeScript client): owners equal but for their
+    language rank by the task's declared language, whichever it is."""
     from collections import Counter
 
-    from locator.definitions import GRAMMARS, Grammar
     from locator.lane.ast_lane import AstLaneLocator
 
-    python = GRAMMARS[".py"]
-    monkeypatch.setitem(GRAMMARS, ".pyx", Grammar("cython", python.parser_language, python.kinds))
-    owners = [_owner("a/render.pyx", "render"), _owner("b/render.py", "render")]  # equal but for the language
-    assert AstLaneLocator._rank(owners, Counter(), ("python",)) == ["b/render.py", "a/render.pyx"]
-    assert AstLaneLocator._rank(owners, Counter(), ("cython",)) == ["a/render.pyx", "b/render.py"]
+    owners = [_owner("web/src/router.ts", "route"), _owner("crates/agent/src/router.rs", "route")]
+    assert AstLaneLocator._rank(owners, Counter(), ("rust",)) == ["crates/agent/src/router.rs", "web/src/router.ts"]
+    assert AstLaneLocator._rank(owners, Counter(), ("typescript",)) == ["web/src/router.ts", "crates/agent/src/router.rs"]
 
 
 def test_v2_skips_inexact_owners():

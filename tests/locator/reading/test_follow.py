@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from locator.reading.follow import ModuleIndex, references
+from locator.languages.references import FileIndex
+from locator.reading.follow import references
 from locator.repository import FileInfo, RepositoryView
 from tests.configs import locator as compose_locator
 from tests.conftest import write_tree
@@ -20,8 +21,8 @@ FOLLOW = ("follow: open", 0.9)
 STOP_AFTER_A_READ = ("read so far:\n---", 0.9)
 
 
-def _index(*paths: str) -> ModuleIndex:
-    return ModuleIndex([FileInfo(p, 1, 1) for p in paths])
+def _index(*paths: str) -> FileIndex:
+    return FileIndex([FileInfo(p, 1, 1) for p in paths])
 
 
 @pytest.mark.parametrize(("path", "line", "expected"), [

@@ -1,0 +1,63 @@
+"""Every configured locator runs on the Rust demo set (clap 4.0.32 served by the Debian archive) in
+one sweep logged to MLflow, its candidates the declared language's files; and the Debian subject is
+checked like every other (artifact name and sha256, gold files' sha256)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from dataset.manifest import load_manifest
+from dataset.subjects import SubjectIntegrityError, SubjectStore
+from experiments.paths import PROJECT_ROOT
+from tests.experiments.cli import Workspace
+
+
+RUST_DEMO = PROJECT_ROOT / "datasets" / "demo_rust" / "manifest.jsonl"
+# every locator YAML that runs with the lexical backend and no input file of its own (README, "Languages")
+LOCATORS = ("bm25", "entities", "hybrid", "two_phase", "two_phase_retrieval", "file_runtime", "range_runtime",
+            "ast_lane", "definition_reader", "semantic_zoom", "evidence_filter")
+
+
+@pytest.mark.network
+@pytest.mark.skipif(shutil.which("apt-get") is None, reason="a Debian subject needs apt-get")
+def test_every_locator_runs_on_the_rust_demo_set_in_one_logged_sweep(tmp_path, subject_cache):
+    ws = Workspace(tmp_path / "ws", subject_cache)
+    ws.create_store()
+    proc = ws.run("experiments.run", "dataset=demo_rust", f"locator={','.join(LOCATORS)}", "limit=1", multirun=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = ws.jobs("loclab-demo_rust")
+    assert sorted(j.data.tags["loclab.locator"] for j in jobs) == sorted(LOCATORS)
+    assert all(j.info.status == "FINISHED" and "1 quality/file_acc_all_at_5" in j.data.metrics for j in jobs)
+    results = sorted((ws.root / "results").rglob("localization-result.json"))
+    assert len(results) == len(LOCATORS)
+    for path in results:
+        sources = json.loads(path.read_text())["sources"]
+        assert sources["languages"] == ["rust"] and sources["declared"] and sources["candidate_files"] > 100
+
+
+@pytest.mark.network
+@pytest.mark.skipif(shutil.which("apt-get") is None, reason="a Debian subject needs apt-get")
+def test_a_debian_subject_with_the_wrong_sha256_fails_closed(tmp_path):
+    [row, *_] = load_manifest(RUST_DEMO).rows
+    tampered = row.subject.model_copy(update={"artifact_sha256": "0" * 64})
+    with pytest.raises(SubjectIntegrityError, match="artifact sha256 mismatch"):
+        SubjectStore(tmp_path / "cache").materialize(tampered, row.task.id)
+
+
+def test_a_mirrors_folder_is_guarded_itself_and_a_rows_file_with_its_folder(tmp_path):
+    """The worker may not read the data (rows, mirrors), but a mirrors folder's parent may hold the
+    checkout and its grammar wheels, which the worker reads."""
+    from experiments.config import compose_config
+    from experiments.production import guarded_paths
+
+    mirrors, rows = tmp_path / "work" / "mirrors", tmp_path / "data" / "rust.jsonl"
+    mirrors.mkdir(parents=True)
+    rows.parent.mkdir()
+    rows.write_text("")
+    cfg = compose_config("dataset=multi_swe_bench_rust", f"dataset.loader.path={rows}",
+                         f"dataset.loader.git_mirrors={mirrors}")
+    guarded = guarded_paths(cfg)
+    assert str(mirrors) in guarded and str(rows.parent) in guarded and str(mirrors.parent) not in guarded

@@ -23,17 +23,19 @@ def test_hand_annotated_gold_matches_the_release(row, subject_cache):
     assert row.gold.entities == derive_entities(row.gold.spans, source_reader(repo.root))
 
 
-RUST_ROWS = load_manifest(PROJECT_ROOT / "datasets" / "demo_rust" / "manifest.jsonl").rows
+RUST_ROWS = [*load_manifest(PROJECT_ROOT / "datasets" / "demo_rust" / "manifest.jsonl").rows,
+             *load_manifest(PROJECT_ROOT / "datasets" / "demo_go" / "manifest.jsonl").rows]
 RUST_OWNERS = {"demo-clap-001": "Parser.add_default_value", "demo-clap-002": "eq_ignore_case",
                "demo-clap-003": "did_you_mean", "demo-clap-trace-001": "assert_defaults",
-               "demo-clap-trace-002": "assert_app"}
+               "demo-clap-trace-002": "assert_app", "demo-cobra-001": "SuggestionsFor",
+               "demo-cobra-002": "RangeArgs", "demo-cobra-003": "validateExclusiveFlagGroups"}
 
 
 @pytest.mark.skipif(__import__("shutil").which("apt-get") is None, reason="a Debian subject needs apt-get")
 @pytest.mark.parametrize("row", RUST_ROWS, ids=lambda r: r.task.id)
-def test_the_rust_demo_gold_lies_in_the_definitions_it_names(row, subject_cache):
-    """The clap gold, read from the Debian package: non-blank lines inside the function the task is
-    about (the tags queries' Rust definitions name it; a trace's gold is its innermost clap frame's)."""
+def test_the_rust_and_go_demo_gold_lies_in_the_definitions_it_names(row, subject_cache):
+    """The clap and cobra gold, read from the Debian packages: non-blank lines inside the function the
+    task is about (the tags queries' definitions name it; a trace's gold is its innermost clap frame's)."""
     repo = RepositoryView(SubjectStore(subject_cache).materialize(row.subject, row.task.id))
     for span in row.gold.spans:
         lines = repo.read(span.path, span.start_line, span.end_line).lines

@@ -1,6 +1,6 @@
-"""Every configured locator runs on the Rust demo set (clap 4.0.32 served by the Debian archive) in
-one sweep logged to MLflow, its candidates the declared language's files; and the Debian subject is
-checked like every other (artifact name and sha256, gold files' sha256)."""
+"""Every configured locator runs on each language's registry-served demo set (Rust: clap 4.0.32, Go:
+cobra 1.6.1, both from the Debian archive) in one sweep logged to MLflow, its candidates the declared
+language's files; and the Debian subject is checked like every other (artifact name and sha256)."""
 
 from __future__ import annotations
 
@@ -23,19 +23,20 @@ LOCATORS = ("bm25", "entities", "hybrid", "two_phase", "two_phase_retrieval", "f
 
 @pytest.mark.network
 @pytest.mark.skipif(shutil.which("apt-get") is None, reason="a Debian subject needs apt-get")
-def test_every_locator_runs_on_the_rust_demo_set_in_one_logged_sweep(tmp_path, subject_cache):
+@pytest.mark.parametrize(("dataset", "language", "files"), [("demo_rust", "rust", 100), ("demo_go", "go", 15)])
+def test_every_locator_runs_on_a_languages_demo_set_in_one_logged_sweep(tmp_path, subject_cache, dataset, language, files):
     ws = Workspace(tmp_path / "ws", subject_cache)
     ws.create_store()
-    proc = ws.run("experiments.run", "dataset=demo_rust", f"locator={','.join(LOCATORS)}", "limit=1", multirun=True)
+    proc = ws.run("experiments.run", f"dataset={dataset}", f"locator={','.join(LOCATORS)}", "limit=1", multirun=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    jobs = ws.jobs("loclab-demo_rust")
+    jobs = ws.jobs(f"loclab-{dataset}")
     assert sorted(j.data.tags["loclab.locator"] for j in jobs) == sorted(LOCATORS)
     assert all(j.info.status == "FINISHED" and "1 quality/file_acc_all_at_5" in j.data.metrics for j in jobs)
     results = sorted((ws.root / "results").rglob("localization-result.json"))
     assert len(results) == len(LOCATORS)
     for path in results:
         sources = json.loads(path.read_text())["sources"]
-        assert sources["languages"] == ["rust"] and sources["declared"] and sources["candidate_files"] > 100
+        assert sources["languages"] == [language] and sources["declared"] and sources["candidate_files"] > files
 
 
 @pytest.mark.network

@@ -85,13 +85,27 @@ class DebianSubject(Record):
     verify_sha256: dict[str, str] = Field(default_factory=dict)
 
 
+class NpmSubject(Record):
+    """An npm package's published tarball (`{registry}/{name}/-/{basename}-{version}.tgz`): a package
+    that ships its TypeScript sources (rxjs's `src/`), or a JavaScript package's own files. `path_map`
+    maps repository paths to the tarball's (`{"": "package"}`)."""
+
+    kind: Literal["npm"] = "npm"
+    name: str = Field(pattern=r"^(@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*$")
+    version: str = Field(pattern=r"^[0-9A-Za-z.+-]+$")
+    artifact_sha256: str
+    registry: str = "https://registry.npmjs.org"
+    path_map: dict[str, str]
+    verify_sha256: dict[str, str] = Field(default_factory=dict)
+
+
 class LocalSubject(Record):
     kind: Literal["local"] = "local"
     path: str
     verify_sha256: dict[str, str] = Field(default_factory=dict)
 
 
-SubjectSpec = Annotated[PypiSubject | GitSubject | DebianSubject | LocalSubject, Field(discriminator="kind")]
+SubjectSpec = Annotated[PypiSubject | GitSubject | DebianSubject | NpmSubject | LocalSubject, Field(discriminator="kind")]
 
 
 class GoldSpan(Record):

@@ -32,12 +32,13 @@ import tarfile
 import tempfile
 import threading
 import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
 from packaging.utils import parse_wheel_filename
 
-from dataset.manifest import DebianSubject, GitSubject, LocalSubject, PypiSubject, SubjectSpec
+from dataset.manifest import DebianSubject, GitSubject, LocalSubject, NpmSubject, PypiSubject, SubjectSpec
 import blake3
 
 from locator.files import write_atomically
@@ -87,7 +88,7 @@ def source_reader(root: Path):
     return source_of
 
 
-def _spec_key(spec: PypiSubject | GitSubject | DebianSubject) -> str:
+def _spec_key(spec: PypiSubject | GitSubject | DebianSubject | NpmSubject) -> str:
     """What is fetched, not what is checked: tasks sharing an artifact share one copy."""
     return blake3_hex(canonical_json(spec.model_dump(mode="json", exclude={"verify_sha256"})))[:20]
 
@@ -144,9 +145,28 @@ def _apt_download(spec: DebianSubject, dest: Path) -> Path:
     if not artifact.is_file():
         raise SubjectIntegrityError(f"apt-get download {spec.package}={spec.version} gave "
                                     f"{[a.name for a in dest.iterdir()]}, the manifest names {spec.artifact_filename}")
+    return _checked(artifact, spec.artifact_sha256)
+
+
+def _npm_download(spec: NpmSubject, dest: Path) -> Path:
+    """The package's published tarball from the npm registry, checked."""
+    dest.mkdir(parents=True, exist_ok=True)
+    basename = spec.name.rsplit("/", 1)[-1]
+    url = f"{spec.registry.rstrip('/')}/{spec.name}/-/{basename}-{spec.version}.tgz"
+    artifact = dest / f"{basename}-{spec.version}.tgz"
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response, artifact.open("wb") as out:
+            shutil.copyfileobj(response, out)
+    except OSError as exc:
+        raise SubjectError(f"npm download {url} failed: {exc}") from None
+    return _checked(artifact, spec.artifact_sha256)
+
+
+def _checked(artifact: Path, expected_sha256: str) -> Path:
+    """A downloaded artifact whose sha256 is the manifest's (a registry artifact is never trusted by name)."""
     actual = sha256_file(artifact)
-    if actual != spec.artifact_sha256:
-        raise SubjectIntegrityError(f"{artifact.name}: artifact sha256 mismatch: expected {spec.artifact_sha256}, got {actual}")
+    if actual != expected_sha256:
+        raise SubjectIntegrityError(f"{artifact.name}: artifact sha256 mismatch: expected {expected_sha256}, got {actual}")
     return artifact
 
 
@@ -329,7 +349,7 @@ class SubjectStore:
         listing): beside the tree in the cache, so it goes when the subject does. None for a local one."""
         return None if isinstance(spec, LocalSubject) else self._subject_dir(spec)
 
-    def _subject_dir(self, spec: PypiSubject | GitSubject | DebianSubject) -> Path:
+    def _subject_dir(self, spec: PypiSubject | GitSubject | DebianSubject | NpmSubject) -> Path:
         """A cached subject's directory: its tree, the digest and stamp it is checked against, its listing."""
         return self.cache_dir / "subjects" / spec.kind / _spec_key(spec)
 
@@ -343,17 +363,20 @@ class SubjectStore:
             root = self._cached(spec, what, self._build_pypi)
         elif isinstance(spec, DebianSubject):
             root = self._cached(spec, what, self._build_debian)
+        elif isinstance(spec, NpmSubject):
+            root = self._cached(spec, what, self._build_npm)
         else:
             root = self._cached(spec, what, self._build_git)
         verify_files(root, spec.verify_sha256, what)
         return root
 
-    def _cached(self, spec: PypiSubject | GitSubject | DebianSubject, what: str, build) -> Path:
+    def _cached(self, spec: PypiSubject | GitSubject | DebianSubject | NpmSubject, what: str, build) -> Path:
         final = self._subject_dir(spec)
         with _building(final):  # concurrent tasks of one job fetch a shared subject once
             return self._cached_locked(spec, what, build, final)
 
-    def _cached_locked(self, spec: PypiSubject | GitSubject | DebianSubject, what: str, build, final: Path) -> Path:
+    def _cached_locked(self, spec: PypiSubject | GitSubject | DebianSubject | NpmSubject, what: str, build,
+                       final: Path) -> Path:
         tree = final / "tree"
         if (final / _MARKER).is_file():
             if not (final / _TREE_DIGEST).is_file():  # cached by an older loclab: nothing to check it against
@@ -395,6 +418,9 @@ class SubjectStore:
 
     def _build_debian(self, spec: DebianSubject, staging: Path, tree: Path) -> None:
         _build_from_artifact(_apt_download(spec, staging / "download"), _unpack_deb, spec.path_map, staging, tree)
+
+    def _build_npm(self, spec: NpmSubject, staging: Path, tree: Path) -> None:
+        _build_from_artifact(_npm_download(spec, staging / "download"), _unpack, spec.path_map, staging, tree)
 
     def _build_pypi(self, spec: PypiSubject, staging: Path, tree: Path) -> None:
         _build_from_artifact(_pip_download(spec, staging / "download"), _unpack, spec.path_map, staging, tree)

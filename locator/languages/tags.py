@@ -58,15 +58,17 @@ def parse(language: Language, path: str, source: bytes) -> tuple[Definition, ...
         if key not in found:  # Rust: a method is also a function; the first pattern names it
             found[key] = (node, captures["name"][0].text.decode("utf-8", errors="replace"), kind.value)
     ordered = sorted(found.items(), key=lambda item: (item[0][0], -item[0][1]))
-    stack: list[tuple[int, str]] = []  # (end byte, qualname) of the definitions around the current one
+    stack: list[tuple[int, str, Node, str]] = []  # (end byte, qualname, node, name) of the definitions around
     definitions: list[Definition] = []
     for (start_byte, end_byte), (node, name, kind) in ordered:
         while stack and stack[-1][0] < end_byte:
             stack.pop()
+        if stack and stack[-1][3] == name and node.parent is not None and node.parent.id == stack[-1][2].id:
+            continue  # one definition matched twice: `x.f = function f() {}`, `const f = function f() {}`
         qualname = f"{stack[-1][1]}.{name}" if stack else name
         definitions.append(Definition(qualname, kind, _first_line(node, language) + 1, _last_row(node) + 1,
                                       node.start_point[0] + 1, len(stack)))
-        stack.append((end_byte, qualname))
+        stack.append((end_byte, qualname, node, name))
     return tuple(sorted(definitions, key=lambda d: (d.start_line, d.depth)))
 
 

@@ -1,6 +1,8 @@
-"""Every configured locator runs on each language's registry-served demo set (Rust: clap 4.0.32, Go:
-cobra 1.6.1, both from the Debian archive) in one sweep logged to MLflow, its candidates the declared
-language's files; and the Debian subject is checked like every other (artifact name and sha256)."""
+"""Locators run on each language's registry-served demo set (Rust: clap 4.0.32 and Go: cobra 1.6.1 from
+the Debian archive; TypeScript: rxjs 7.8.1 and JavaScript: express 4.18.2 from the npm registry) in
+one sweep logged to MLflow, their candidates the declared language's files; and registry subjects are
+checked like every other (artifact sha256). Every configured locator sweeps the Rust set (the seed's
+language); the others sweep the retrievers, a reader and the AST lane (CI's time: a job is ~3 s)."""
 
 from __future__ import annotations
 
@@ -21,19 +23,26 @@ LOCATORS = ("bm25", "entities", "hybrid", "two_phase", "two_phase_retrieval", "f
             "ast_lane", "definition_reader", "semantic_zoom", "evidence_filter")
 
 
+CORE = ("bm25", "entities", "hybrid", "two_phase", "ast_lane")
+
+
 @pytest.mark.network
-@pytest.mark.skipif(shutil.which("apt-get") is None, reason="a Debian subject needs apt-get")
-@pytest.mark.parametrize(("dataset", "language", "files"), [("demo_rust", "rust", 100), ("demo_go", "go", 15)])
-def test_every_locator_runs_on_a_languages_demo_set_in_one_logged_sweep(tmp_path, subject_cache, dataset, language, files):
+@pytest.mark.parametrize(("dataset", "language", "files", "locators"), [
+    ("demo_rust", "rust", 100, LOCATORS), ("demo_go", "go", 15, CORE), ("demo_typescript", "typescript", 200, CORE),
+    ("demo_javascript", "javascript", 8, CORE)])
+def test_locators_run_on_each_languages_demo_set_in_one_logged_sweep(tmp_path, subject_cache, dataset, language,
+                                                                      files, locators):
+    if dataset in ("demo_rust", "demo_go") and shutil.which("apt-get") is None:
+        pytest.skip("a Debian subject needs apt-get")
     ws = Workspace(tmp_path / "ws", subject_cache)
     ws.create_store()
-    proc = ws.run("experiments.run", f"dataset={dataset}", f"locator={','.join(LOCATORS)}", "limit=1", multirun=True)
+    proc = ws.run("experiments.run", f"dataset={dataset}", f"locator={','.join(locators)}", "limit=1", multirun=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     jobs = ws.jobs(f"loclab-{dataset}")
-    assert sorted(j.data.tags["loclab.locator"] for j in jobs) == sorted(LOCATORS)
+    assert sorted(j.data.tags["loclab.locator"] for j in jobs) == sorted(locators)
     assert all(j.info.status == "FINISHED" and "1 quality/file_acc_all_at_5" in j.data.metrics for j in jobs)
     results = sorted((ws.root / "results").rglob("localization-result.json"))
-    assert len(results) == len(LOCATORS)
+    assert len(results) == len(locators)
     for path in results:
         sources = json.loads(path.read_text())["sources"]
         assert sources["languages"] == [language] and sources["declared"] and sources["candidate_files"] > files
@@ -62,3 +71,11 @@ def test_a_mirrors_folder_is_guarded_itself_and_a_rows_file_with_its_folder(tmp_
                          f"dataset.loader.git_mirrors={mirrors}")
     guarded = guarded_paths(cfg)
     assert str(mirrors) in guarded and str(rows.parent) in guarded and str(mirrors.parent) not in guarded
+
+
+@pytest.mark.network
+def test_an_npm_subject_with_the_wrong_sha256_fails_closed(tmp_path):
+    [row, *_] = load_manifest(PROJECT_ROOT / "datasets" / "demo_typescript" / "manifest.jsonl").rows
+    tampered = row.subject.model_copy(update={"artifact_sha256": "0" * 64})
+    with pytest.raises(SubjectIntegrityError, match="artifact sha256 mismatch"):
+        SubjectStore(tmp_path / "cache").materialize(tampered, row.task.id)

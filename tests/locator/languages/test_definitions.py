@@ -23,8 +23,10 @@ SAMPLES = {
         {("Handler", "class", 1, 1), ("Handler.handle", "function", 1, 1), ("Kind", "class", 2, 2),
          ("MessageRouter", "class", 3, 7), ("MessageRouter.route", "function", 4, 6), ("send", "function", 8, 8)}),
     "web/src/App.tsx": ("export function App() {\n  return <div/>\n}\n", {("App", "function", 1, 3)}),
-    "lib/utils.js": ("class Cache {\n  get(k) { return k }\n}\nmodule.exports.merge = function (a, b) { return a }\n",
-                     {("Cache", "class", 1, 3), ("Cache.get", "function", 2, 2), ("merge", "function", 4, 4)}),
+    "lib/utils.js": ("class Cache {\n  get(k) { return k }\n}\nmodule.exports.merge = function (a, b) { return a }\n"
+                     "res.send = function send(body) {\n  return body\n}\n",
+                     {("Cache", "class", 1, 3), ("Cache.get", "function", 2, 2), ("merge", "function", 4, 4),
+                      ("send", "function", 5, 7)}),  # matched as an assignment and as a named function: once
     "cmd/root.go": ("package cmd\n\ntype Command struct{}\n\nfunc (c *Command) Execute() error {\n\treturn nil\n}\n",
                     {("Command", "class", 3, 3), ("Execute", "function", 5, 7)}),
     "src/main/java/a/Parser.java": ("package a;\n\npublic class Parser {\n  Parser() {}\n  int parse(String s) {\n"

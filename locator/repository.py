@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from locator.definitions import DefinitionIndex, build_index
 from locator.files import write_atomically
 from locator.hashing import blake3_hex
-from locator.languages import language_of
+from locator.languages import language_of, module_name
 from locator.languages.sources import (Excluded, attribute_marks, attribute_rules, gitattributes_folder,
                                        marked_generated)
 from locator.outline import Definition, definitions
@@ -116,12 +116,6 @@ def _loops(path: Path) -> bool:
 
 def _indexed(path: str) -> bool:
     return language_of(path) is not None
-
-
-def _module_of(path: str) -> str:
-    """`pkg/mod.py` -> `mod`; `pkg/__init__.py` -> `pkg`."""
-    parts = PurePosixPath(path).with_suffix("").parts
-    return parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
 
 
 def normalize_relpath(path: str) -> str:
@@ -407,7 +401,7 @@ class RepositoryView:
         owner, _, name = query.rpartition(".")
         found = []
         for d in self._definitions().named(name):
-            if owner and not (d.qualname.endswith(query) or (d.qualname == name and _module_of(d.path) == owner)):
+            if owner and not (d.qualname.endswith(query) or (d.qualname == name and module_name(d.path) == owner)):
                 continue  # `Owner.member` must be the qualified name; `module.Class` must live in that module
             found.append(SearchHit(d.path, d.start_line, d.end_line, d.qualname, d.signature))
         return found

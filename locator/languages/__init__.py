@@ -6,6 +6,8 @@ Adding a language: a module here defining `LANGUAGE` (see `language.Language`), 
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from locator.languages import go, java, javascript, python, rust, typescript
 from locator.languages.language import DefinitionKind, Language, suffix_of
 
@@ -38,10 +40,22 @@ def language_of(path: str) -> Language | None:
     return _BY_SUFFIX.get(suffix_of(path))
 
 
+def module_name(path: str) -> str:
+    """The module a file is, by its language's module files: `pkg/mod.py` -> `mod`, a package's index
+    file (`pkg/__init__.py`, `server/mod.rs`, `socket/index.ts`) -> its folder's name."""
+    pure = PurePosixPath(path)
+    language = language_of(path)
+    index_files = {t.rsplit("/", 1)[-1] for t in language.module_files if "/" in t} if language else set()
+    if pure.name in index_files and len(pure.parts) > 1:
+        return pure.parent.name
+    return pure.name.removesuffix(pure.suffix)
+
+
 def is_test(path: str) -> bool:
     """A test file of its language (never a test of another language's rule)."""
     language = language_of(path)
     return language is not None and language.is_test(path)
 
 
-__all__ = ["REGISTERED", "DefinitionKind", "Language", "UnknownLanguageError", "is_test", "language_of", "named"]
+__all__ = ["REGISTERED", "DefinitionKind", "Language", "UnknownLanguageError", "is_test", "language_of", "module_name",
+           "named"]

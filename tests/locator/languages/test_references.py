@@ -63,3 +63,14 @@ def test_a_reference_in_each_language_resolves_to_the_file_it_names(path, line, 
 ])
 def test_each_languages_test_paths_are_never_gold(path, test):
     assert is_test_path(path) is test
+
+
+@pytest.mark.parametrize(("path", "module"), [
+    ("pkg/mod.py", "mod"), ("pkg/__init__.py", "pkg"), ("src/server/mod.rs", "server"), ("src/arg.rs", "arg"),
+    ("web/socket/index.ts", "socket"), ("lib/router/index.js", "router"), ("cmd/root.go", "root"),
+    ("README.md", "README")])
+def test_a_files_module_name_follows_its_languages_package_index_file(path, module):
+    """`module.Class` definition searches (the AST lane's owner terms) qualify by this name."""
+    from locator.languages import module_name
+
+    assert module_name(path) == module

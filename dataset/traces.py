@@ -1,8 +1,10 @@
 """Trace-to-code tasks: the observed failure output of a problem statement becomes the task input.
 
 `extract_trace` is deterministic: every `Traceback (most recent call last)` block (its frames and
-the exception lines after them, chained blocks included) in order; without one, every line naming an
-exception with a message (`...Error: ...`, `...Exception: ...`), deduplicated in order. The result is
+the exception lines after them, chained blocks included) in order; without one, a Rust panic with its
+backtrace; without one, every Java or JavaScript/TypeScript exception line with its `at …` frames and
+every Go `panic:` with its goroutines; without any, every line naming an exception with a message
+(`...Error: ...`, `...Exception: ...`), deduplicated in order. The result is
 cut at a line boundary to `max_bytes` (UTF-8). Rules and counts: `datasets/swebench_lite_pypi_traces.md`.
 """
 
@@ -26,10 +28,52 @@ class TraceKind(StrEnum):
     TRACEBACK = "traceback"  # at least one full `Traceback (most recent call last)` block
     ERROR_LINE = "error_line"  # no traceback, only lines naming an exception with a message
     PANIC = "panic"  # a Rust panic (`thread '…' panicked at`), with its stack backtrace when printed
+    STACK = "stack"  # a Java or JavaScript/TypeScript exception with its `at …` frames, or a Go panic with its goroutines
 
 
 _PANIC = re.compile(r"^thread '[^']*'(?: \(\d+\))? panicked at ")
 _BACKTRACE_LINE = re.compile(r"^\s+(?:\d+: |at )|^note: ")
+
+
+# a Java/V8 frame, Java's `... 3 more` and `Caused by:`/`Suppressed:` chain lines
+_AT_FRAME = re.compile(r"^\s+at \S|^\s*\.\.\. \d+ more$|^\s*(?:Caused by|Suppressed): ")
+_GO_PANIC = re.compile(r"^panic: ")
+_GOROUTINE = re.compile(r"^goroutine \d+ \[[^\]]+\]:$")
+_GO_FRAME = re.compile(r"^\t\S|^\S+\(.*\)$|^created by \S")  # `pkg.(*T).f(…)`, then its tab-indented `file:line`
+
+
+def _stack_blocks(lines: list[str]) -> list[str]:
+    """Each exception line directly followed by `at …` frames (Java, V8) with those frames, and each Go
+    `panic:` with its goroutines' frames (Go prints a blank line between them)."""
+    blocks, i = [], 0
+    while i < len(lines):
+        line = lines[i].rstrip()
+        if _GO_PANIC.match(line):
+            block, j = [line], i + 1
+            while j < len(lines) and (lines[j].strip() == "" or _GO_PANIC.match(lines[j]) or "[recovered]" in lines[j]):
+                j += 1  # Go's blank separator (and a re-panic's lines) before the goroutines
+            while j < len(lines) and _GOROUTINE.match(lines[j].strip()):
+                block.append(lines[j].strip())
+                j += 1
+                while j < len(lines) and _GO_FRAME.match(lines[j].rstrip()):
+                    block.append(lines[j].rstrip())
+                    j += 1
+                while j < len(lines) and not lines[j].strip() and j + 1 < len(lines) and _GOROUTINE.match(lines[j + 1].strip()):
+                    j += 1
+            if len(block) > 1:
+                blocks.append("\n".join(block))
+                i = j
+                continue
+        if line.strip() and not _AT_FRAME.match(line) and i + 1 < len(lines) and _AT_FRAME.match(lines[i + 1]):
+            block, j = [line.strip()], i + 1
+            while j < len(lines) and _AT_FRAME.match(lines[j]):
+                block.append(lines[j].rstrip())
+                j += 1
+            blocks.append("\n".join(block))
+            i = j
+            continue
+        i += 1
+    return blocks
 
 
 def _panic_block(lines: list[str]) -> str | None:
@@ -98,10 +142,13 @@ def extract_trace(problem_statement: str, max_bytes: int) -> ExtractedTrace | No
     lines = problem_statement.replace("\r\n", "\n").split("\n")
     blocks = _traceback_blocks(lines)
     panic = None if blocks else _panic_block(lines)
+    stacks = [] if blocks or panic is not None else _stack_blocks(lines)
     if blocks:
         kind, text = TraceKind.TRACEBACK, "\n\n".join(blocks)
     elif panic is not None:
         kind, text = TraceKind.PANIC, panic
+    elif stacks:
+        kind, text = TraceKind.STACK, "\n\n".join(stacks)
     else:
         found = list(dict.fromkeys(line.strip() for line in lines if _ERROR_LINE.search(line)))
         if not found:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dataset.traces import TraceKind, extract_trace
 from experiments.config import build
 
@@ -98,8 +100,6 @@ def test_bad_trace_inputs_are_refused_naming_what(tmp_path, swebench_file):
 
 
 def test_a_rust_panic_is_a_trace_with_its_message_and_backtrace():
-    from dataset.traces import TraceKind, extract_trace
-
     issue = ("It crashes on start:\n\nthread 'main' panicked at src/builder/debug_asserts.rs:106:17:\n"
              "Command app: Long option names must be unique\nstack backtrace:\n   0: rust_begin_unwind\n"
              "             at ./library/std/src/panicking.rs:1:1\n   1: clap::builder::debug_asserts::assert_app\n"
@@ -110,3 +110,27 @@ def test_a_rust_panic_is_a_trace_with_its_message_and_backtrace():
     assert "Any idea" not in trace.text and "crashes" not in trace.text
     no_backtrace = extract_trace("thread 'main' panicked at src/a.rs:1:1:\nboom\n\nmore prose", 16384)
     assert no_backtrace.kind is TraceKind.PANIC and no_backtrace.text == "thread 'main' panicked at src/a.rs:1:1:\nboom"
+
+
+JAVA_TRACE = ("Exception in thread \"main\" java.lang.NumberFormatException: For input string: \"30s\"\n"
+              "\tat java.base/java.lang.Long.decode(Long.java:1299)\n"
+              "\tat org.apache.cordova.CordovaPreferences.getInteger(CordovaPreferences.java:78)\n"
+              "Caused by: java.lang.IllegalStateException: boom\n\t... 3 more\n")
+V8_TRACE = ("TypeError: Cannot read properties of undefined (reading 'status')\n"
+            "    at ServerResponse.sendStatus (/app/node_modules/express/lib/response.js:369:22)\n"
+            "    at Layer.handle [as handle_request] (/app/node_modules/express/lib/router/layer.js:95:5)\n")
+GO_PANIC = ("panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\n"
+            "github.com/spf13/cobra.(*Command).ExecuteC(0xc000004300)\n\t/src/cobra/command.go:1044 +0x3b\n"
+            "main.main()\n\t/src/app/main.go:9 +0x25\nexit status 2\n")
+
+
+@pytest.mark.parametrize(("trace", "frames"), [(JAVA_TRACE, 4), (V8_TRACE, 2), (GO_PANIC, 5)],
+                         ids=["java", "javascript", "go"])
+def test_a_java_javascript_or_go_stack_is_a_trace_with_its_frames(trace, frames):
+    """Not only the exception's line: the frames the owner terms come from (issue 48)."""
+    issue = f"It fails in production with\n\n```\n{trace}```\n\nAny idea what changed since 4.17?\n"
+    found = extract_trace(issue, 16384)
+    assert found.kind is TraceKind.STACK
+    printed = [line.rstrip() for line in trace.split("\n") if line.strip()]  # Go's blank separator is not kept
+    assert found.text == "\n".join(printed[:frames + 1])
+    assert "Any idea" not in found.text and "```" not in found.text

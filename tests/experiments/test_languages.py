@@ -1,5 +1,5 @@
 """Locators run on each language's registry-served demo set (Rust: clap 4.0.32 and Go: cobra 1.6.1 from
-the Debian archive; TypeScript: rxjs 7.8.1 and JavaScript: express 4.18.2 from the npm registry) in
+the Debian archive; TypeScript: rxjs 7.8.1, JavaScript: express 4.18.2 and Java: cordova-android 12.0.1 from the npm registry) in
 one sweep logged to MLflow, their candidates the declared language's files; and registry subjects are
 checked like every other (artifact sha256). Every configured locator sweeps the Rust set (the seed's
 language); the others sweep the retrievers, a reader and the AST lane (CI's time: a job is ~3 s)."""
@@ -29,7 +29,7 @@ CORE = ("bm25", "entities", "hybrid", "two_phase", "ast_lane")
 @pytest.mark.network
 @pytest.mark.parametrize(("dataset", "language", "files", "locators"), [
     ("demo_rust", "rust", 100, LOCATORS), ("demo_go", "go", 15, CORE), ("demo_typescript", "typescript", 200, CORE),
-    ("demo_javascript", "javascript", 8, CORE)])
+    ("demo_javascript", "javascript", 8, CORE), ("demo_java", "java", 40, CORE)])
 def test_locators_run_on_each_languages_demo_set_in_one_logged_sweep(tmp_path, subject_cache, dataset, language,
                                                                       files, locators):
     if dataset in ("demo_rust", "demo_go") and shutil.which("apt-get") is None:

@@ -32,7 +32,9 @@ def main() -> None:
     row = instantiate(cfg.dataset.loader).rows[0]
     view = RepositoryView(SubjectStore(cfg.paths.cache_dir).materialize(row.subject, row.task.id))
     texts = [d.text[: cfg.locator.max_chunk_chars] for f in view.files() if f.path.endswith(".py")
-             for d in documents(f.path, view.index_read(f.path).lines, Granularity.DEFINITION, cfg.locator.max_chunk_lines)]
+             for found in [view.index_outline(f.path)]
+             for d in documents(f.path, found.read.lines, Granularity.DEFINITION, cfg.locator.max_chunk_lines,
+                                found.definitions)]
     texts = texts[: args.chunks]
     print(f"{len(texts)} chunks of {row.task.id}, mean {sum(map(len, texts)) / len(texts):.0f} characters")
     encoders = [("minilm", compose_config("locator=embedding_retrieval").locator.encoder),

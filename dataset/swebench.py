@@ -10,9 +10,12 @@ the fix. A data set declares its tasks' languages (`languages`); absent both, a 
 every registered language its subject holds. The gold rule is the data set's choice (`gold_files`):
 every file the fix edits, or only the source files of the declared languages.
 
-Two kinds of subject:
+Three kinds of subject:
 - a row with a `subject` pin (`kind: pypi`, the PyPI subset in ../shared): the released artifact,
   checked against the row's `gold_file_sha256`;
+- a row pinned by a registry subset's pins file (`subjects`: one JSON line per row, `instance_id`,
+  `subject` (`kind: npm` or `debian`) and `gold_file_sha256`; scripts/build_registry_subset.py finds
+  them): the published artifact, checked the same way; only the pinned rows are loaded;
 - a plain SWE-bench row (`repo` + `base_commit`, as published for Lite or Verified): a git subject,
   resolved against a local clone or mirror (`git_mirrors`: one `<owner>__<name>` or `<owner>/<name>`
   folder per repository) or cloned once from `clone_url` (`{repo}` is replaced) into the cache. The
@@ -28,13 +31,15 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from enum import StrEnum
 
 from dataset.gold import GOLD_RULE, GoldPatchError, gold_from_patch, hunk_anchors
-from dataset.manifest import (GitSubject, Gold, Manifest, ManifestError, ManifestRow, PypiSubject, RepositoryName,
-                              Revision, build_manifest)
+from dataset.manifest import (DebianSubject, GitSubject, Gold, Manifest, ManifestError, ManifestRow, NpmSubject,
+                              PypiSubject, RepositoryName, Revision, build_manifest)
 from locator import languages as registry
 from locator.hashing import sha256_bytes
 from locator.task import SubjectIdentity, Task
@@ -63,6 +68,35 @@ class SweBenchRow(BaseModel):
     subject: _PypiPin | None = None  # None: a git subject (repo at base_commit)
     gold_file_sha256: dict[str, str] | None = None
     language: str | None = None  # SWE-bench Multilingual / SWE-PolyBench: the task's language
+
+
+class RegistryPin(BaseModel):
+    """One line of a registry subset's pins file: the published artifact that holds a row's gold files
+    byte-identical to its `base.sha` (their sha256 are checked after unpacking)."""
+
+    model_config = ConfigDict(extra="forbid")
+    instance_id: str
+    subject: Annotated[NpmSubject | DebianSubject, Field(discriminator="kind")]
+    gold_file_sha256: dict[str, str] = Field(min_length=1)
+
+
+def read_pins(path: str | Path) -> dict[str, tuple[int, RegistryPin]]:
+    """A pins file's pins by instance id, each with its line number."""
+    path = Path(path)
+    if not path.is_file():
+        raise ManifestError(f"{path}: registry pins file not found (dataset.loader.subjects)")
+    pins: dict[str, tuple[int, RegistryPin]] = {}
+    for lineno, raw in _raw_rows(path, "dataset.loader.subjects"):
+        try:
+            pin = RegistryPin.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ManifestError(f"{path}:{lineno}: field {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+        if pin.instance_id in pins:
+            raise ManifestError(f"{path}:{lineno}: field instance_id: {pin.instance_id} is pinned twice "
+                                f"(line {pins[pin.instance_id][0]})")
+        pins[pin.instance_id] = (lineno, pin)
+    return pins
 
 
 class RowFormat(StrEnum):
@@ -174,7 +208,7 @@ class RowsLeftOutWarning(UserWarning):
 
 
 def _to_manifest_row(row: SweBenchRow, git: GitSources, where: str, declared: tuple[str, ...],
-                     gold_files: GoldFiles) -> ManifestRow:
+                     gold_files: GoldFiles, pin: RegistryPin | None = None) -> ManifestRow:
     files, spans = gold_from_patch(row.patch)
     if gold_files is GoldFiles.DECLARED_SOURCE:
         if not declared:
@@ -193,7 +227,12 @@ def _to_manifest_row(row: SweBenchRow, git: GitSources, where: str, declared: tu
         languages=declared,
         metadata={"repo": row.repo, "split": row.split, "version": row.version, "created_at": row.created_at},
     )
-    if row.subject is not None:
+    if pin is not None:
+        missing = sorted(set(files) - set(pin.gold_file_sha256))
+        if missing:
+            raise GoldPatchError(f"its registry pin has no gold_file_sha256 for gold files {missing}")
+        subject = pin.subject.model_copy(update={"verify_sha256": {f: pin.gold_file_sha256[f] for f in files}})
+    elif row.subject is not None:
         missing = sorted(set(files) - set(row.gold_file_sha256 or {}))
         if missing:
             raise GoldPatchError(f"gold files without gold_file_sha256: {missing}")
@@ -221,9 +260,10 @@ def _declared(names: list[str] | None, where: str, field: str) -> tuple[str, ...
 def load_swebench(path: str | Path | None, name: str, version: str, description: str, git_mirrors: str | None,
                   clone_url: str | None, cache_dir: str | Path, path_setting: str = "dataset.loader.path",
                   row_format: str = RowFormat.SWEBENCH, languages: list[str] | None = None,
-                  gold_files: str = GoldFiles.ALL_EDITED) -> Manifest:
+                  gold_files: str = GoldFiles.ALL_EDITED, subjects: str | Path | None = None) -> Manifest:
     """`path_setting`: what sets the rows file (the env var and the key), named when it is missing.
-    `languages`: the data set's declared languages (a row's own `language` wins)."""
+    `languages`: the data set's declared languages (a row's own `language` wins). `subjects`: a
+    registry subset's pins file: only its rows are loaded, each from its pinned artifact."""
     if path is None:
         raise ManifestError(f"dataset {name}: no rows file: set {path_setting}")
     try:
@@ -234,9 +274,12 @@ def load_swebench(path: str | Path | None, name: str, version: str, description:
     data_set_languages = _declared(languages, f"dataset {name}", "languages")
     path = Path(path)
     git = GitSources(git_mirrors, clone_url, cache_dir)
-    rows, left_out = [], []
+    pins = read_pins(subjects) if subjects is not None else None
+    rows, left_out, pinned = [], [], set()
     for lineno, raw in _raw_rows(path, path_setting):
         where = f"{path}:{lineno}"
+        if pins is not None and raw.get("instance_id") not in pins:
+            continue  # a registry subset holds only its pinned rows
         try:
             parsed = SweBenchRow.model_validate(ROW_FORMATS[row_format](raw))
         except ValidationError as exc:
@@ -249,12 +292,18 @@ def load_swebench(path: str | Path | None, name: str, version: str, description:
         if parsed.subject is not None and parsed.subject.kind != "pypi":
             raise ManifestError(f"{where}: field subject.kind: a pinned subject must be 'pypi' (a row without `subject` "
                                 f"is a git subject), got {parsed.subject.kind!r}")
+        pin = pins[parsed.instance_id][1] if pins is not None else None
+        pinned.add(parsed.instance_id)
         try:
-            rows.append(_to_manifest_row(parsed, git, where, declared, gold_files))
+            rows.append(_to_manifest_row(parsed, git, where, declared, gold_files, pin))
         except NoSourceGoldError as exc:
             left_out.append(f"{parsed.instance_id} (row {lineno}: {exc})")
         except (GoldPatchError, ValidationError) as exc:
             raise ManifestError(f"{where}: field patch: {exc}") from None
+    if pins is not None and (unknown := sorted(set(pins) - pinned)):
+        lineno = pins[unknown[0]][0]
+        raise ManifestError(f"{subjects}:{lineno}: field instance_id: {unknown[0]} is not a row of {path}"
+                            f"{f' (nor are {len(unknown) - 1} more pins)' if len(unknown) > 1 else ''}")
     if left_out:
         warnings.warn(RowsLeftOutWarning(f"{path}: {len(left_out)} rows are not tasks under gold_files="
                                          f"{gold_files.value}: {'; '.join(left_out)}"), stacklevel=2)

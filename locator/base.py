@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from locator.languages.sources import Selection, select
-from locator.repository import FileInfo, Outline, ReadResult, RepositoryView, SearchKind, SearchResult
+from locator.repository import (FileInfo, IndexedFile, Outline, ReadResult, RepositoryView, SearchKind,
+                                SearchResult)
 from locator.result import FileCost, Handoff, Producer, ResultFile, StageCost, Tokens
 from locator.system_one.client import SystemOne, UsageTotals
 from locator.system_one.wire import ANSWER_TYPES, Question, Response, expect_answer
@@ -73,8 +74,9 @@ class StageDetails:
 class LocatorContext:
     """The only door from a locator to the code and to System One. The repository view is not an
     attribute: the context's reading methods are closures over it, so a locator holds no handle to
-    the view, its line cache or its listing — `read`, `outline`, `search` and `index_read` meter and
-    trace every line they hand out, `stat`, `source_files` and `files` give metadata only.
+    the view, its line cache or its listing — `read`, `outline`, `search`, `index_read` and
+    `index_outline` meter and trace every line they hand out, `stat`, `source_files` and `files` give
+    metadata only.
 
     `languages` are the task's declared languages (empty: every registered language the subject
     holds); `source_files` are its candidates in them, generated and vendored files apart, and a
@@ -100,6 +102,13 @@ class LocatorContext:
             result = repo.index_read(path)
             trace.emit(EventKind.READ, what=ReadKind.INDEX, path=result.path, lines=0, index_lines=len(result.lines))
             return result
+
+        def index_outline(path: str) -> IndexedFile:
+            """A whole file and its definitions for an index: charged as `index_read` is."""
+            found = repo.index_outline(path)
+            trace.emit(EventKind.READ, what=ReadKind.INDEX, path=found.read.path, lines=0,
+                       index_lines=len(found.read.lines))
+            return found
 
         def outline(path: str) -> Outline:
             """Definitions of a file with their signature lines; the signature lines count as read."""
@@ -139,7 +148,8 @@ class LocatorContext:
         def index_lines() -> int:
             return repo.counters().index_lines
 
-        self.read, self.index_read, self.outline, self.search = read, index_read, outline, search
+        self.read, self.index_read, self.index_outline, self.outline = read, index_read, index_outline, outline
+        self.search = search
         self.stat, self.source_files, self.files = stat, source_files, files
         self.lines_read, self.index_lines = lines_read, index_lines
 

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from locator.base import LocatorContext
 from locator.result import Confidence, Evidence
-from locator.retrieval.documents import Granularity, TermCounts, documents, terms_of
+from locator.retrieval.documents import Granularity, TermCounts, index_documents, terms_of
 from locator.retrieval.locator import RetrievalLocator, span_evidence
 from locator.retrieval.query import build_query
 from locator.retrieval.ranking import Ranking, RankedFile, by_best_document
@@ -45,9 +45,17 @@ def bm25_scores(documents: list[TermCounts], query: list[str], k1: float, b: flo
         return scores.astype(float)
     lengths = np.array([d.length for d in documents])
     mean_length = lengths.mean()
+    # each query term's holders, in document order: one pass over the documents, each intersecting its
+    # terms with the query's in C (asking every document about every term was a definition-level
+    # job's largest scoring cost: thousands of chunks times tens of terms)
+    wanted = set(query)
+    holders_of: dict[str, list[int]] = {}
+    for i, d in enumerate(documents):
+        for term in wanted.intersection(d.counts):
+            holders_of.setdefault(term, []).append(i)
     columns: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for term in dict.fromkeys(query):
-        holders = [i for i, d in enumerate(documents) if term in d.counts]
+        holders = holders_of.get(term)
         if not holders:  # not in the corpus's vocabulary: bm25s is not asked about it
             continue
         df = len(holders)
@@ -91,7 +99,7 @@ class BM25Locator(RetrievalLocator):
 
     def rank(self, task: Task, ctx: LocatorContext) -> Ranking:
         docs = [d for f in ctx.source_files()
-                for d in documents(f.path, ctx.index_read(f.path).lines, self.granularity, self.max_chunk_lines)]
+                for d in index_documents(ctx, f.path, self.granularity, self.max_chunk_lines)]
         scores = bm25_scores([terms_of(d.text, self.tokenizer) for d in docs], self._query(task), self.k1, self.b)
         keep = self.windows_per_file if self.granularity is Granularity.DEFINITION else 0  # file level: windows later
         return by_best_document(docs, scores, keep,

@@ -21,7 +21,7 @@ from pydantic import Field
 
 from locator.base import LocatorContext
 from locator.result import Evidence
-from locator.retrieval.documents import Granularity, documents
+from locator.retrieval.documents import Granularity, index_documents
 from locator.retrieval.locator import RetrievalLocator, span_evidence
 from locator.retrieval.encoders import Encoder
 from locator.retrieval.ranking import Ranking, RankedFile, by_best_document
@@ -50,7 +50,7 @@ class EmbeddingRetrievalLocator(RetrievalLocator):
         """The candidate files (only those in `paths`, when given) ranked by their best chunk."""
         files = [f.path for f in ctx.source_files() if paths is None or f.path in paths]
         docs = [d for path in files
-                for d in documents(path, ctx.index_read(path).lines, self.granularity, self.max_chunk_lines)]
+                for d in index_documents(ctx, path, self.granularity, self.max_chunk_lines)]
         model = self.encoder.model_key()
         store = VectorStore(self.cache_path, model)
         started = time.perf_counter()

@@ -62,8 +62,9 @@ class EntityLocator(RetrievalLocator):
     max_span_lines: int = Field(ge=1, description="a longer definition's evidence is its first lines")
 
     def rank(self, task: Task, ctx: LocatorContext) -> Ranking:
-        files = {f.path: "".join(ctx.index_read(f.path).lines) for f in ctx.source_files()}
-        index = build_index(files)
+        found = {f.path: ctx.index_outline(f.path) for f in ctx.source_files()}
+        files = {path: "".join(x.read.lines) for path, x in found.items()}
+        index = build_index(files, lambda path, _: found[path].definitions)
         n_files = max(len(files), 1)
         names = code_names(task.text, self.min_name_length)
         scores: dict[str, float] = {}

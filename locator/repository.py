@@ -72,6 +72,14 @@ class Outline:
     signatures: dict[int, str]
 
 
+@dataclass(frozen=True)
+class IndexedFile:
+    """A whole file and its definitions, for an index (definition-level chunks, an entity index)."""
+
+    read: ReadResult
+    definitions: tuple[Definition, ...]
+
+
 class SearchKind(StrEnum):
     DEFINITION = "definition"  # structural: definitions named `query`; `Owner.member` / `module.Class` qualified
     TEXT = "text"  # auxiliary, lexical: lines holding `query` as a whole word
@@ -349,6 +357,13 @@ class RepositoryView:
             self._index_lines += len(lines)
         return ReadResult(info.path, 1, len(lines), lines)
 
+    def index_outline(self, path: str) -> IndexedFile:
+        """A whole file and its definitions, for an index. Metering rule: as `index_read` (its lines
+        count as `index_lines`); the parse reads nothing more. The definitions come from the outline
+        cache (on disk in a job: a file's content is parsed once across jobs)."""
+        read = self.index_read(path)
+        return IndexedFile(read, tuple(definitions(read.path, "".join(read.lines))))
+
     def outline(self, path: str) -> Outline:
         """The file's definitions (a structure parse) and their signature lines. Metering rule: the
         signature lines handed out count as read, one line per definition; the parse that finds
@@ -389,7 +404,8 @@ class RepositoryView:
             index = self._index
         if index is None:
             sources = {p: self._lines_of(p) for p in self._files if _indexed(p)}
-            index = build_index({p: "".join(lines) for p, lines in sources.items()})
+            index = build_index({p: "".join(lines) for p, lines in sources.items()},
+                                lambda path, text: tuple(definitions(path, text)))
             with self._lock:
                 if self._index is None:  # another thread may have built it meanwhile: charge once
                     self._index = index

@@ -18,7 +18,7 @@ from locator.system_one.tokens import count_tokens
 from locator.task import Record
 from render import notes as n
 from render.labels import shortest_unique_suffixes
-from render.sections import FileSource, Section, SourceOf, TrimSite, elided_names, fit_section, plan, wanted_spans
+from render.sections import FileSource, Section, SourceOf, TrimSite, elided_names, fit_section, plan
 from render.settings import RenderSettings, RenderVersion
 from render.spans import LineRange, elided_wanted_spans, merge, short_label, subtract
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.config import compose_config
 from experiments.paths import PROJECT_ROOT
 
 SHARED_DIR = Path(os.environ.get("LOCLAB_SHARED_DIR", PROJECT_ROOT.parent / "shared"))
@@ -17,8 +18,16 @@ LOCAGENT_FILE = SHARED_DIR / "peers" / "locagent-claude-3-5" / "loc_outputs.json
 
 @pytest.fixture(scope="session")
 def subject_cache(tmp_path_factory) -> Path:
-    """One subject cache per test session: real pip downloads, done once."""
-    return tmp_path_factory.mktemp("subject-cache")
+    """One subject cache per test session: real pip downloads, done once. Its `models/` is the
+    configured model cache (where the in-process tests convert the local model): a converted model is
+    keyed by its GGUF's sha256 and the runtime's versions and its files are checked against their
+    digests before every load, so jobs run by the tests share it instead of converting it again in every
+    session (about a minute of one core each)."""
+    cache = tmp_path_factory.mktemp("subject-cache")
+    models = Path(compose_config("system_one=local_llm").system_one.backend.cache_dir)
+    models.mkdir(parents=True, exist_ok=True)
+    (cache / "models").symlink_to(models, target_is_directory=True)
+    return cache
 
 
 @pytest.fixture

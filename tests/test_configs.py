@@ -56,7 +56,12 @@ def _needs(overrides: tuple[str, ...], tmp_path: Path) -> tuple[str, ...]:
         extra += (f"locator.path={LOCAGENT_FILE}",)
     if "sweep=ray" in overrides and importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None:
         pytest.skip("sweep=ray needs the ray extra: LOCLAB_EXTRAS=test,ray bash scripts/setup.sh")
-    if "dataset=multi_swe_bench" in joined:  # rows over a real local git mirror, as a user's
+    if any(o.startswith("dataset=multi_swe_bench") and o.endswith("_registry") for o in overrides):  # its pins
+        from tests.dataset.test_multi_swe_bench import registry_rows
+
+        pins = compose_config(*overrides).dataset.loader.subjects
+        extra += (f"dataset.loader.path={registry_rows(tmp_path, pins)}",)
+    elif "dataset=multi_swe_bench" in joined:  # rows over a real local git mirror, as a user's
         from tests.dataset.test_multi_swe_bench import multi_swe_bench_rows
 
         rows, mirrors = multi_swe_bench_rows(tmp_path)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Parser, QueryCursor
 
-from locator.languages import language_of
 from locator.languages.language import TAG_KINDS, Language, load_grammar
 
 
@@ -82,11 +81,3 @@ def _last_row(node: Node) -> int:
         node = kept[-1]
     row, column = node.end_point
     return row - 1 if column == 0 and row > node.start_point[0] else row
-
-
-def file_definitions(path: str, text: str) -> tuple[Definition, ...]:
-    """`parse` for a file's text by its path's language (none for a file of no registered language).
-    Nothing is kept on disk: a locator's own index (entities, definition chunks) parses in memory, so
-    it opens no file outside its metered context."""
-    language = language_of(path)
-    return parse(language, path, text.encode("utf-8", "surrogatepass")) if language is not None else ()

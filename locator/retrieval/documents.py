@@ -13,11 +13,15 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from locator.languages import language_of
-from locator.languages.tags import file_definitions
 from locator.hashing import blake3_hex
+from locator.languages import language_of
+from locator.languages.tags import Definition
 from locator.text import Tokenizer, term_counts, tokens
+
+if TYPE_CHECKING:
+    from locator.base import LocatorContext
 
 
 class Granularity(StrEnum):
@@ -97,12 +101,11 @@ def _split(start: int, end: int, label: str, max_lines: int) -> list[Chunk]:
     return [Chunk(s, min(s + max_lines - 1, end), label) for s in range(start, end + 1, max_lines)]
 
 
-def _definition_chunks(path: str, lines: tuple[str, ...], max_lines: int) -> list[Chunk]:
+def _definition_chunks(path: str, lines: tuple[str, ...], defs: tuple[Definition, ...], max_lines: int) -> list[Chunk]:
     """Innermost definitions whole (split past `max_lines`), and each run of lines outside them
     (module code, class headers and attributes) as `<module>` chunks; blank runs are dropped."""
     if language_of(path) is None or not lines:
         return _split(1, len(lines), "<module>", max_lines) if lines else []
-    defs = file_definitions(path, "".join(lines))
     # Pre-order (a definition, then those inside it): a definition is innermost unless the next one
     # starts inside it. Linear, where comparing every pair was quadratic in a file's definitions.
     leaves = sorted((d for d, following in zip(defs, [*defs[1:], None])
@@ -127,14 +130,27 @@ def _gap(lines: tuple[str, ...], start: int, end: int, max_lines: int) -> list[C
     return _split(start, end, "<module>", max_lines)
 
 
-def documents(path: str, lines: tuple[str, ...], granularity: Granularity, max_chunk_lines: int) -> list[Document]:
+def documents(path: str, lines: tuple[str, ...], granularity: Granularity, max_chunk_lines: int,
+              definitions: tuple[Definition, ...] = ()) -> list[Document]:
+    """A file's documents; at definition granularity, chunked by its `definitions` (`index_documents`
+    takes them from the context)."""
     if granularity is Granularity.FILE:
         chunks = [Chunk(1, max(len(lines), 1), "<file>")]
     else:
-        digest = blake3_hex("".join(lines))
-        chunks = _CHUNKS.get((path.rsplit(".", 1)[-1], digest, max_chunk_lines),
-                             lambda: _definition_chunks(path, lines, max_chunk_lines))
+        # keyed by the definitions too: they are the content's (language and text) in a job, but a
+        # caller may pass others, and a memo must never answer for inputs it was not made from
+        key = (path.rsplit(".", 1)[-1], blake3_hex("".join(lines)), max_chunk_lines, definitions)
+        chunks = _CHUNKS.get(key, lambda: _definition_chunks(path, lines, definitions, max_chunk_lines))
     # The path (and a definition's name) is indexed with every chunk: an issue that names the module
     # or the function should find it.
     return [Document(path, c, f"{path} {'' if c.label.startswith('<') else c.label}\n"
                               + "".join(lines[c.start_line - 1 : c.end_line])) for c in chunks]
+
+
+def index_documents(ctx: LocatorContext, path: str, granularity: Granularity, max_chunk_lines: int) -> list[Document]:
+    """A candidate file's documents, read for an index through the context (a whole file, and at
+    definition granularity its definitions: the context's outline cache parses a content once)."""
+    if granularity is Granularity.FILE:
+        return documents(path, ctx.index_read(path).lines, granularity, max_chunk_lines)
+    found = ctx.index_outline(path)
+    return documents(path, found.read.lines, granularity, max_chunk_lines, found.definitions)

@@ -5,7 +5,8 @@ every production job's worker) watches every reach of the process while a locato
 file of the subject (`open`, `io.open`, `os.open`, `Path.read_*`), listing its folders, mapping one
 into memory, libc through ctypes, the garbage collector's object lists, frames (`sys._getframe`, a
 traceback's), tracing, or starting any subprocess, outside the context's own door (`read`,
-`outline`, `search`, `index_read`, and the metadata `stat` / `source_files` / `files`), is a violation; the
+`outline`, `search`, `index_read`, `index_outline`, and the metadata `stat` / `source_files` / `files`),
+is a violation; the
 caller is read from the stack, not from a flag. Statically, no module under `locator/` outside the
 door reaches for private attributes of other objects (`ctx._…`, a view's line cache), introspects
 closures, or imports file-access modules: the context keeps the view only inside its methods'
@@ -268,5 +269,5 @@ def test_the_context_is_the_only_door():
     ctx = LocatorContext(RepositoryView(LOCATOR_DIR), Trace())
     held = {name: type(value).__name__ for name, value in vars(ctx).items()}
     assert not any(isinstance(value, RepositoryView) for value in vars(ctx).values()), held
-    assert set(vars(ctx)) == {"trace", "_system_one", "_selection", "stages", "concurrency", "read", "index_read", "outline", "search",
-                              "stat", "source_files", "files", "lines_read", "index_lines"}
+    assert set(vars(ctx)) == {"trace", "_system_one", "_selection", "stages", "concurrency", "read", "index_read", "index_outline",
+                              "outline", "search", "stat", "source_files", "files", "lines_read", "index_lines"}

@@ -4,6 +4,7 @@ from collections import Counter
 
 from locator.retrieval import documents as docs
 from locator.retrieval.documents import Granularity, TermCounts, documents, terms_of
+from locator.outline import definitions
 from locator.text import Tokenizer
 
 SOURCE = (
@@ -26,15 +27,19 @@ def _lines(source: str) -> tuple[str, ...]:
     return tuple(source.splitlines(keepends=True))
 
 
+def _chunked(path: str, source: str, max_lines: int):
+    return documents(path, _lines(source), Granularity.DEFINITION, max_lines, tuple(definitions(path, source)))
+
+
 def test_definition_chunks_are_innermost_definitions_and_the_runs_between_them():
     chunks = [(d.chunk.start_line, d.chunk.end_line, d.chunk.label)
-              for d in documents("pkg/t.py", _lines(SOURCE), Granularity.DEFINITION, 120)]
+              for d in _chunked("pkg/t.py", SOURCE, 120)]
     # the class header and its attribute are a <module> run; the method and the function are whole
     assert chunks == [(1, 7, "<module>"), (8, 9, "Table.render"), (11, 12, "helper")]
 
 
 def test_blank_runs_are_not_chunks_and_every_nonblank_line_is_in_exactly_one():
-    found = documents("pkg/t.py", _lines(SOURCE), Granularity.DEFINITION, 120)
+    found = _chunked("pkg/t.py", SOURCE, 120)
     covered = [n for d in found for n in range(d.chunk.start_line, d.chunk.end_line + 1)]
     assert len(covered) == len(set(covered))
     nonblank = {n for n, line in enumerate(_lines(SOURCE), 1) if line.strip()}
@@ -44,13 +49,13 @@ def test_blank_runs_are_not_chunks_and_every_nonblank_line_is_in_exactly_one():
 
 def test_long_chunks_are_split_and_names_are_indexed_with_the_text():
     long = "def big():\n" + "    x = 1\n" * 30
-    found = documents("pkg/big.py", _lines(long), Granularity.DEFINITION, 10)
+    found = _chunked("pkg/big.py", long, 10)
     assert [(d.chunk.start_line, d.chunk.end_line) for d in found] == [(1, 10), (11, 20), (21, 30), (31, 31)]
     assert all(d.text.startswith("pkg/big.py big\n") for d in found)
 
 
 def test_a_file_without_a_grammar_is_cut_into_plain_pieces():
-    found = documents("pkg/notes.txt", _lines("a\nb\nc\n"), Granularity.DEFINITION, 2)
+    found = _chunked("pkg/notes.txt", "a\nb\nc\n", 2)
     assert [(d.chunk.start_line, d.chunk.end_line, d.chunk.label) for d in found] == [(1, 2, "<module>"), (3, 3, "<module>")]
 
 

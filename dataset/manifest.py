@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -180,13 +181,15 @@ class Manifest(Record):
     def content_hash(self) -> str:
         return self.header.content_hash.hex
 
-    def select(self, task_ids: list[str] | None = None, limit: int | None = None,
+    def select(self, task_ids: Sequence[str] | str | None = None, limit: int | None = None,
                split: str | None = None) -> list[ManifestRow]:
         """The tasks to run; never empty (an empty selection is an error, not a job that scores nothing)."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ManifestError(f"setting limit: a positive number of tasks (or null for all), got {limit!r}")
         if not self.rows:
             raise ManifestError(f"{self.source}: the manifest holds no task")
+        if isinstance(task_ids, str):  # `tasks=demo-click-001` without brackets: one id, never its letters
+            task_ids = [task_ids]
         rows = self.rows
         if split is not None:
             rows = [r for r in rows if r.task.metadata.get("split") == split]

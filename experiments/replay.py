@@ -95,7 +95,7 @@ def _replay(args: argparse.Namespace, work: Path) -> int:
     if strangers:
         raise SnapshotError(f"{DECISIONS_ARTIFACT}: decisions of backend {strangers[0]!r}, the run used {identity!r}")
     job = Job(cfg, manifest, tags["loclab.locator"], backend=snapshot)
-    rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
+    rows = manifest.select(cfg.tasks or None, cfg.limit, cfg.split)
     print(f"replaying run {run_id} ({run.info.run_name}): {len(rows)} tasks x {cfg.repeats} repeats, "
           f"{len(decisions)} recorded decisions, into "
           + (str(results_dir) if args.results_dir else "a temporary folder (removed after; --results-dir keeps them)")

@@ -213,7 +213,7 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
         spawned = spawn_worker(cfg) if localize_missing else None  # it imports while the job builds itself
         manifest = instantiate(cfg.dataset.loader)
         job = Job(cfg, manifest, locator_name)
-        rows = manifest.select(list(cfg.tasks) if cfg.tasks else None, cfg.limit, cfg.split)
+        rows = manifest.select(cfg.tasks or None, cfg.limit, cfg.split)
         if spawned is not None:
             job.start_worker(spawned)
         job_key, setup_error = _job_key(job, rows, cfg, stage), None

@@ -94,6 +94,7 @@ def test_write_then_load_round_trip(tmp_path):
 def test_select_by_id_and_limit():
     manifest = load_manifest(DEMO)
     assert [r.task.id for r in manifest.select(["demo-click-002"])] == ["demo-click-002"]
+    assert [r.task.id for r in manifest.select("demo-click-002")] == ["demo-click-002"]  # tasks=ID, no brackets
     assert len(manifest.select(limit=3)) == 3
     with pytest.raises(ManifestError, match="unknown task ids"):
         manifest.select(["nope"])

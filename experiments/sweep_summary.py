@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+
 from mlflow.entities import Run
 from rich.console import Console
 from rich.markup import escape
@@ -11,6 +14,8 @@ from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
 
 SWEEP_JOB_TAG = "loclab.sweep_job"  # a job's number in its sweep, in launch order
 SWEEP_VIEW_TAG = "loclab.sweep_view"  # a sweep parent's link (a URL fragment) to the view of its jobs
+# the interpreter that ran the sweep: a pasted command runs where loclab is installed, venv active or not
+PYTHON = shlex.quote(sys.executable)
 COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "discovery_recall", "model_calls",
            "input_tokens", "source_lines_read", "index_lines")
 
@@ -56,9 +61,9 @@ def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_comman
         console.print(f"jobs view: {ui_address.rstrip('/')}/{view}", markup=False, highlight=False, soft_wrap=True)
     finished = [j.info.run_id for j in jobs if j.info.status == "FINISHED"]
     if len(finished) >= 2:
-        console.print(f"compare:   python -m experiments.compare {' '.join(finished)} --experiment {experiment}",
+        console.print(f"compare:   {PYTHON} -m experiments.compare {' '.join(finished)} --experiment {experiment}",
                       markup=False, highlight=False, soft_wrap=True)
     if 1 <= len(swept_params) <= 2 and finished:
         params = " ".join(f"--param {p}" for p in swept_params)
-        console.print(f"calibrate: python -m experiments.calibrate --experiment {experiment} --sweep {parent.info.run_id} "
+        console.print(f"calibrate: {PYTHON} -m experiments.calibrate --experiment {experiment} --sweep {parent.info.run_id} "
                       f"{params}", markup=False, highlight=False, soft_wrap=True)

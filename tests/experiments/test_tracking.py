@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import mlflow
 import pandas as pd
@@ -123,6 +124,7 @@ def test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command()
     compare = next(line for line in lines if line.startswith("compare:"))
     assert compare.split()[4:6] == ["a" * 32, "b" * 32]  # job 0 first: compare's baseline
     assert compare.endswith("--experiment loclab-demo")  # one line, however narrow the console
+    assert compare.split()[1] == sys.executable  # not a bare `python`: the venv need not be active
     assert any(line.startswith("calibrate:") and line.endswith("--param limit") for line in lines)
     wide = Console(width=200, record=True)
     print_sweep_summary(_job_run("p" * 32, "sweep", 0), jobs, "loclab-demo", "mlflow ui", ["limit"], console=wide)

@@ -79,6 +79,9 @@ def candidates(row: ManifestRow, source: dict, work: Path) -> list[NpmSubject | 
     files = row.gold.files
     if not isinstance(row.subject, GitSubject):
         raise SystemExit(f"{row.task.id}: the data set must give git subjects (its mirrors) to build pins from")
+    if set(source) not in ({"npm"}, {"debian"}):
+        raise SystemExit(f"--sources: {row.task.subject.repository}: give either `npm: NAME` or `debian: {{FOLDER: "
+                         f"PACKAGE}}`, got {sorted(source)}")
     if "npm" in source:
         return [npm_subject(source["npm"], v, work)
                 for v in npm_candidates(source["npm"], row.subject.repository, row.subject.revision)]

@@ -131,15 +131,17 @@ def _gap(lines: tuple[str, ...], start: int, end: int, max_lines: int) -> list[C
 
 
 def documents(path: str, lines: tuple[str, ...], granularity: Granularity, max_chunk_lines: int,
-              definitions: tuple[Definition, ...] = ()) -> list[Document]:
-    """A file's documents; at definition granularity, chunked by its `definitions` (`index_documents`
-    takes them from the context)."""
+              definitions: tuple[Definition, ...] | None = None) -> list[Document]:
+    """A file's documents; at definition granularity, chunked by its `definitions`, which must be the
+    file's outline (`locator.outline.definitions`, as the context's `index_outline` gives them): a
+    function of its language and text, so the chunks are kept by those alone (hashing and comparing
+    every definition on each lookup was a hot path)."""
     if granularity is Granularity.FILE:
         chunks = [Chunk(1, max(len(lines), 1), "<file>")]
     else:
-        # keyed by the definitions too: they are the content's (language and text) in a job, but a
-        # caller may pass others, and a memo must never answer for inputs it was not made from
-        key = (path.rsplit(".", 1)[-1], blake3_hex("".join(lines)), max_chunk_lines, definitions)
+        if definitions is None:
+            raise ValueError(f"{path}: definition-level documents need the file's outline (index_documents reads it)")
+        key = (path.rsplit(".", 1)[-1], blake3_hex("".join(lines)), max_chunk_lines)
         chunks = _CHUNKS.get(key, lambda: _definition_chunks(path, lines, definitions, max_chunk_lines))
     # The path (and a definition's name) is indexed with every chunk: an issue that names the module
     # or the function should find it.

@@ -79,3 +79,11 @@ def test_the_same_content_is_tokenized_once(monkeypatch):
     assert calls == [content]  # the second file (another task, another revision) with that content: no tokenizing
     terms_of(content + " changed", Tokenizer.PLAIN)
     assert len(calls) == 2
+
+
+def test_definition_documents_without_the_files_outline_are_refused():
+    """Chunks are kept by content alone, so they must come from the file's own outline, never a guess."""
+    import pytest
+
+    with pytest.raises(ValueError, match="need the file's outline"):
+        documents("pkg/t.py", _lines(SOURCE), Granularity.DEFINITION, 120)

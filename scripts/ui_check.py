@@ -131,9 +131,9 @@ class Browser:
 
 
 def _pasted(line: str) -> list[str]:
-    """A printed `python -m experiments.…` command as the shell would run it from the project root."""
-    argv = shlex.split(line.split(":", 1)[1])
-    return [str(ROOT / ".venv" / "bin" / "python"), *argv[1:]]
+    """A printed `PYTHON -m experiments.…` command as the shell would run it from the project root, as
+    printed: its interpreter is the one that ran the sweep, so it runs with no venv active."""
+    return shlex.split(line.split(":", 1)[1])
 
 
 def run_sweep(work: Path, env: dict[str, str], failures: list[str]) -> None:
@@ -142,7 +142,7 @@ def run_sweep(work: Path, env: dict[str, str], failures: list[str]) -> None:
                            f"hydra.sweep.dir={work}/multi"], cwd=ROOT, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"the sweep failed:\n{proc.stderr[-3000:]}")
-    printed = {m.group(1): m.group(0) for m in re.finditer(r"^(compare|calibrate):\s+python -m .*$", proc.stdout, re.M)}
+    printed = {m.group(1): m.group(0) for m in re.finditer(r"^(compare|calibrate):\s+\S*python\S* -m .*$", proc.stdout, re.M)}
     if set(printed) != {"compare", "calibrate"}:
         failures.append(f"the sweep printed {sorted(printed)} ready-to-paste commands, not compare and calibrate")
         return

@@ -4,7 +4,7 @@ Part 1, parsing per language: over each subject folder given (`NAME=PATH`; by de
 click 8.1.7 from the subject cache and any folder named on the command line, e.g. clap 4.0.32 from
 Debian's librust-clap-dev), files and lines of each registered language, and files/s and lines/s of
 (a) the tags-query parse (`locator.languages.tags.parse`, no cache) and (b) the retrieval index's
-term counts (bm25's per-file tokenizing, no cache).
+tokens (bm25's per-file tokenizing into term ids, no cache).
 
 Part 2, hybrid beside bm25 on one task set (default: SWE-bench Lite PyPI, test split), in one process:
 each locator's pass over every task as a job runs them (memos warm from task to task), every
@@ -29,22 +29,25 @@ from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore
 from experiments.config import compose_config
+from experiments.gc_tuning import tune_gc
 from locator import definitions, outline
 from locator.outline import keep_on_disk
+from locator.hashing import blake3_hex
 from locator.languages import language_of
 from locator.languages.tags import parse
 from locator.repository import RepositoryView
-from locator.retrieval import documents
+from locator.retrieval import documents, terms
 from locator.runtime import localize
-from locator.text import Tokenizer, _identifier_tokens, term_counts
+from locator.text import Tokenizer, _identifier_tokens
 from locator.trace import Trace
 
 
 def _clear_memos() -> None:
     outline._definitions_cached.cache_clear()
     definitions._CACHE.clear()
-    documents._TERMS._items.clear()
-    documents._CHUNKS._items.clear()
+    terms._FILES.clear()
+    [f.cache_clear() for f in terms.WORD_IDS.values()]
+    documents._CHUNKS.clear()
     _identifier_tokens.cache_clear()
 
 
@@ -65,9 +68,10 @@ def parsing(subjects: dict[str, Path]) -> None:
                 parse(language_of(path), path, text.encode("utf-8"))
             parsed = time.perf_counter() - started
             _clear_memos()
+            tune_gc()  # as a job's localization worker starts: the rest frozen, collections rare
             started = time.perf_counter()
-            for _, text in files:
-                term_counts(text, Tokenizer.IDENTIFIER)
+            terms.files_tokens({blake3_hex(text): tuple(text.splitlines(keepends=True)) for _, text in files},
+                               Tokenizer.IDENTIFIER)
             indexed = time.perf_counter() - started
             print(f"| {name} | {language_name} | {len(files)} | {lines:,} | {len(files) / parsed:,.0f} | "
                   f"{lines / parsed:,.0f} | {len(files) / indexed:,.0f} | {lines / indexed:,.0f} |")
@@ -89,6 +93,7 @@ def side_by_side(dataset: str, split: str | None, locators: list[str], outlines:
         for name in order:
             locator = instantiate(compose_config(f"locator={name}").locator)
             _clear_memos()
+            tune_gc()  # as a job's localization worker starts: the rest frozen, collections rare
             started = time.perf_counter()
             for row in rows:
                 localize(locator, row.task, RepositoryView(roots[row.task.id]), None, Trace())

@@ -22,7 +22,7 @@ from locator import text
 def word_by_word(source: str, plain: bool) -> list[str]:
     """The tokenizers before the word cache: the same rules, applied at every occurrence."""
     tokens: list[str] = []
-    for word in text._WORD.findall(source):
+    for word in text.WORD.findall(source):
         parts = [p.lower() for p in text._PART.findall(word)]
         if plain:
             tokens.extend(sys.intern(p) for p in parts)
@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=Path(default_cache_dir()) / "subjects")
     args = parser.parse_args()
     corpus = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(args.root.rglob("*.py")) if p.is_file()]
-    words = sum(len(text._WORD.findall(s)) for s in corpus)
+    words = sum(len(text.WORD.findall(s)) for s in corpus)
     print(f"{len(corpus):,} files, {sum(map(len, corpus)) / 2**20:.0f} MiB, {words:,} words under {args.root}")
     for name, cached, plain in (("identifier", text.tokenize, False), ("plain", text.tokenize_plain, True)):
         start = time.process_time()

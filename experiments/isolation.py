@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from experiments.gc_tuning import tune_gc
 from experiments.paths import PROJECT_ROOT
 
 WORKER_MODULE = "experiments.isolation"
@@ -422,6 +423,7 @@ def main() -> None:
         protocol.close()
         return
     worker.audit.install()
+    tune_gc()  # as the job does: its machinery frozen out of scans, collections rare over the memos' heap
     send({"kind": "ready"})
 
     def one(message: dict) -> None:

@@ -25,6 +25,7 @@ class Section(StrEnum):
     TASKS = "6 tasks"
     HARNESS = "7 harness"
     SWEEP = "8 sweep"  # a sweep's parent: its job counts and its best job's headline metrics
+    LANGUAGE = "9 language"  # a job's headline metrics over the tasks of each language its tasks are in
 
 
 _GROUPS = {section.value.split(" ", 1)[1]: section for section in Section}
@@ -44,6 +45,11 @@ def metric_key(name: str) -> str:
         return flat
     section = _GROUPS.get(group)
     return f"{section.value if section else group}/{rest}"
+
+
+def language_metric_key(language: str, name: str) -> str:
+    """The MLflow key of a metric's mean over one language's tasks: `9 language/rust/file_acc_all_at_5`."""
+    return f"{Section.LANGUAGE.value}/{language}/{name.replace('@', '_at_')}"
 
 
 def logged_value(value: float) -> float:

@@ -9,7 +9,7 @@ from rich.table import Table
 from experiments.pipeline import RESULT_FILE, TaskOutcome
 from locator.result import LocalizationResult
 from metrics.agent_context import owner_excerpt
-from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION
+from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
 from metrics.statistics import MIN_CLUSTERS_FOR_CI
 
 SUMMARY_METRICS = (
@@ -28,12 +28,28 @@ def per_task_frame(outcomes: list[TaskOutcome]) -> pd.DataFrame:
     rows = []
     for o in outcomes:
         result_file = o.result_dir / RESULT_FILE
-        excerpt = owner_excerpt(LocalizationResult.read(result_file)) if o.status == "ok" else None
+        result = LocalizationResult.read(result_file) if o.status == "ok" else None
         rows.append({"task_id": o.task_id, "repository": o.repository, "split": o.split, "repeat": o.repeat,
                      "status": o.status, "reused": o.reused, "produced_at": o.produced_at,
                      "code_identity": o.code_identity, "error": o.error, "result_adjustments": o.adjustments,
-                     "result": str(result_file) if o.status == "ok" else None, "owner_excerpt": excerpt, **o.scores})
+                     "result": str(result_file) if result else None,
+                     "owner_excerpt": owner_excerpt(result) if result else None,
+                     # the languages its candidates were of (several for a mixed subject), as localization chose them
+                     "languages": ",".join(result.sources.languages) if result and result.sources else None,
+                     **o.scores})
     return pd.DataFrame(rows)
+
+
+def by_language(per_task: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The aggregate (`metrics.aggregate`) over each language's ok tasks: a task of a mixed subject
+    counts in each of its languages, so the slices may overlap; a task without recorded languages
+    (an imported result) is in none."""
+    ok = per_task[per_task.status == "ok"]
+    if "languages" not in ok or ok.empty:
+        return {}
+    found = ok["languages"].dropna().str.split(",")
+    names = sorted({name for names in found for name in names if name})
+    return {name: aggregate(ok.loc[found[found.apply(lambda names, n=name: n in names)].index]) for name in names}
 
 
 def _fmt(value: float | None) -> str:

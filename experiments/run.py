@@ -34,13 +34,15 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig
 from tqdm import tqdm
 
-from experiments.metric_keys import CI_TAG, ci_tag, logged_value, metric_key
+from experiments.gc_tuning import tune_gc
+from experiments.metric_keys import CI_TAG, ci_tag, language_metric_key, logged_value, metric_key
 from experiments.mlflow_traces import log_task_trace
 from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.production import spawn_worker
-from experiments.report import SUMMARY_METRICS, headline_figure, job_description, per_task_frame, print_summary
+from experiments.report import (SUMMARY_METRICS, by_language, headline_figure, job_description, per_task_frame,
+                                print_summary)
 from experiments.sweep_summary import SWEEP_JOB_TAG
 from experiments.sweep_worker import end_with_the_sweep, mark_killed, on_stop_signals, working_for
 from experiments.telemetry import file_telemetry, job_telemetry
@@ -160,20 +162,6 @@ def _job_key(job: Job, rows, cfg: DictConfig, stage: Stage) -> str:
     one localization for every setting). A resumed sweep's job has the same settings, so the same key."""
     selection = {"tasks": [r.task.id for r in rows], "stage": stage.value, "settings": flatten(cfg, PARAM_GROUPS)}
     return blake3_hex(canonical_json({"run_key": job.run_key, "manifest": job.manifest.content_hash, **selection}))[:16]
-
-
-# CPython's cyclic GC rescans the live heap every 700 allocations. Over a job's heap (listings,
-# outlines, MLflow's spans) that was ~20 % of a 50-task job's wall time, and the final scan at exit
-# another second. What is alive when the job starts (modules, config) is frozen out of every scan,
-# and collections run rarely: measured 9.5 s -> 7.6 s for that job.
-GC_THRESHOLDS = (100_000, 50, 100)
-
-
-def tune_gc() -> None:
-    gc.unfreeze()  # a job before this one in the process (a serial sweep) froze what it left
-    gc.collect()  # what is garbage now is freed, not frozen for good
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def _gc_collections() -> int:
@@ -357,6 +345,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         mlflow.log_text(summary.to_csv(), "aggregate.csv")
         means = {metric_key(name): row["mean"] for name, row in summary.iterrows()}
         mlflow.log_metrics({k: logged_value(v) for k, v in means.items() if v is not None and v == v})
+        _log_languages(by_language(frame))
         mlflow.set_tag(CI_TAG, ci_tag({name: (float(row.ci95_low), float(row.ci95_high), int(row.clusters)) for name, row in summary.iterrows()
                                        if name in SUMMARY_METRICS and _number(row.ci95_low) and _number(row.ci95_high)}))
         decider = decided_by(job)
@@ -393,6 +382,17 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         if not cfg.allow_failed_tasks:
             raise TasksFailedError(f"{counts['failed']} of {len(frame)} tasks failed (their errors are above); "
                                    "the job is marked FAILED — allow_failed_tasks=true keeps it FINISHED")
+
+
+def _log_languages(slices: dict[str, pd.DataFrame]) -> None:
+    """Each language's headline means (`9 language/<language>/<metric>`) and its task count; the whole
+    slices, with their CIs, as `by_language.csv`."""
+    for language, sliced in slices.items():
+        metrics = {language_metric_key(language, name): logged_value(row["mean"]) for name, row in sliced.iterrows()
+                   if name in SUMMARY_METRICS and _number(row["mean"])}
+        mlflow.log_metrics(metrics | {language_metric_key(language, "tasks"): int(sliced["n"].max())})
+    if slices:
+        mlflow.log_text(pd.concat(slices, names=["language"]).to_csv(), "by_language.csv")
 
 
 def overhead_fraction(harness: dict[str, float]) -> float:

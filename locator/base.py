@@ -10,10 +10,12 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from locator.languages.sources import Selection, select
+from locator.languages.tags import Definition
 from locator.repository import (FileInfo, IndexedFile, Outline, ReadResult, RepositoryView, SearchKind,
                                 SearchResult)
 from locator.result import FileCost, Handoff, Producer, ResultFile, StageCost, Tokens
@@ -108,7 +110,12 @@ class LocatorContext:
             found = repo.index_outline(path)
             trace.emit(EventKind.READ, what=ReadKind.INDEX, path=found.read.path, lines=0,
                        index_lines=len(found.read.lines))
-            return found
+            return IndexedFile(found.read, partial(load_definitions, found))
+
+        def load_definitions(found: IndexedFile) -> tuple[Definition, ...]:
+            """An indexed file's definitions, loaded when an index first asks: the outline cache is read
+            here, inside the door (the asking frame is the locator's)."""
+            return found.load()
 
         def outline(path: str) -> Outline:
             """Definitions of a file with their signature lines; the signature lines count as read."""

@@ -20,7 +20,8 @@ from pydantic import Field
 
 from locator.base import LocatorContext
 from locator.result import Confidence, Evidence
-from locator.retrieval.documents import Granularity, TermCounts, index_documents, terms_of
+from locator.retrieval.documents import Granularity, document_terms, index_documents, window_documents
+from locator.retrieval.terms import DocumentTerms, known_term_ids
 from locator.retrieval.locator import RetrievalLocator, span_evidence
 from locator.retrieval.query import build_query
 from locator.retrieval.ranking import Ranking, RankedFile, by_best_document
@@ -28,7 +29,7 @@ from locator.task import Task
 from locator.text import Tokenizer
 from locator.windows import LineRange, sliding
 
-def bm25_scores(documents: list[TermCounts], query: list[str], k1: float, b: float) -> np.ndarray:
+def bm25_scores(documents: DocumentTerms, query: list[str], k1: float, b: float) -> np.ndarray:
     """Every document's Lucene BM25 score for the query, equal bit for bit to bm25s's (0.3.16,
     `method="lucene"`), which loclab used until it cost half a bm25 job's CPU.
 
@@ -41,28 +42,22 @@ def bm25_scores(documents: list[TermCounts], query: list[str], k1: float, b: flo
     tests/locator/test_bm25.py checks the equality against bm25s itself (the test extra) on real
     code and random corpora."""
     scores = np.zeros(len(documents), dtype=np.float32)
-    if not documents or not query:
+    if not len(documents) or not query:
         return scores.astype(float)
-    lengths = np.array([d.length for d in documents])
+    lengths = documents.lengths
     mean_length = lengths.mean()
-    # each query term's holders, in document order: one pass over the documents, each intersecting its
-    # terms with the query's in C (asking every document about every term was a definition-level
-    # job's largest scoring cost: thousands of chunks times tens of terms)
-    wanted = set(query)
-    holders_of: dict[str, list[int]] = {}
-    for i, d in enumerate(documents):
-        for term in wanted.intersection(d.counts):
-            holders_of.setdefault(term, []).append(i)
+    ids = known_term_ids(dict.fromkeys(query))  # a term no text ever held is in no document: bm25s skips it
+    held = documents.frequencies(list(ids.values()))
     columns: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for term in dict.fromkeys(query):
-        holders = holders_of.get(term)
-        if not holders:  # not in the corpus's vocabulary: bm25s is not asked about it
+    for term, term_id in ids.items():
+        holders, counts = held[term_id]
+        if not len(holders):  # not in the corpus's vocabulary: bm25s is not asked about it
             continue
         df = len(holders)
         idf = np.float32(math.log(1 + (len(documents) - df + 0.5) / (df + 0.5)))
-        tf = np.array([documents[i].counts[term] for i in holders], dtype=np.float32)
+        tf = counts.astype(np.float32)
         tfc = tf / (k1 * ((1 - b) + b * lengths[holders] / mean_length) + tf)
-        columns[term] = (np.array(holders), (idf * tfc).astype(np.float32))
+        columns[term] = (holders, (idf * tfc).astype(np.float32))
     for term in query:
         if term in columns:
             rows, values = columns[term]
@@ -100,7 +95,7 @@ class BM25Locator(RetrievalLocator):
     def rank(self, task: Task, ctx: LocatorContext) -> Ranking:
         docs = [d for f in ctx.source_files()
                 for d in index_documents(ctx, f.path, self.granularity, self.max_chunk_lines)]
-        scores = bm25_scores([terms_of(d.text, self.tokenizer) for d in docs], self._query(task), self.k1, self.b)
+        scores = bm25_scores(document_terms(docs, self.tokenizer), self._query(task), self.k1, self.b)
         keep = self.windows_per_file if self.granularity is Granularity.DEFINITION else 0  # file level: windows later
         return by_best_document(docs, scores, keep,
                                 f"BM25 (lucene, {self.tokenizer} tokens) over {self.granularity}-level documents")
@@ -111,7 +106,8 @@ class BM25Locator(RetrievalLocator):
         lines = ctx.read(file.path).lines
         windows = sliding(len(lines), self.window_lines, self.window_stride)
         texts = ["".join(lines[w.start_line - 1 : w.end_line]) for w in windows]
-        scores = bm25_scores([terms_of(t, self.tokenizer) for t in texts], self._query(task), self.k1, self.b)
+        scores = bm25_scores(document_terms(window_documents(file.path, lines, windows), self.tokenizer),
+                             self._query(task), self.k1, self.b)
         chosen = _best_windows(scores, windows, self.windows_per_file)
         top = float(scores[chosen[0]]) if chosen else 1.0
         return [

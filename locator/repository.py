@@ -8,9 +8,10 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import cache, cached_property, partial
 from pathlib import Path, PurePosixPath
 
 from locator.definitions import DefinitionIndex, build_index
@@ -57,6 +58,7 @@ class ReadResult:
     start_line: int
     end_line: int
     lines: tuple[str, ...]
+    digest: str | None = None  # the whole file's BLAKE3, given with a whole-file index read (indexes key memos by it)
 
     @property
     def text(self) -> str:
@@ -77,7 +79,13 @@ class IndexedFile:
     """A whole file and its definitions, for an index (definition-level chunks, an entity index)."""
 
     read: ReadResult
-    definitions: tuple[Definition, ...]
+    load: Callable[[], tuple[Definition, ...]]  # its definitions, when first asked (the context's door)
+
+    @cached_property
+    def definitions(self) -> tuple[Definition, ...]:
+        """Parsed (or read from the outline cache) when first asked: an index that memoizes what it
+        made of this content by the content alone needs no outline to be loaded again."""
+        return self.load()
 
 
 class SearchKind(StrEnum):
@@ -209,7 +217,7 @@ class RepositoryView:
         self._index: DefinitionIndex | None = None  # built on the first definition search
         self.skipped: dict[SkipReason, int] = {reason: 0 for reason in SkipReason}
         if not frozen:
-            self._cache: dict[str, tuple[str, ...]] = {}
+            self._cache: dict[str, tuple[tuple[str, ...], str]] = {}
             self._files, self.marks = self._enumerate()
             return
         self._cache = {}
@@ -325,11 +333,15 @@ class RepositoryView:
             raise UnknownFileError(f"not a readable text file of the subject: {rel!r}") from None
 
     def _lines_of(self, rel: str) -> tuple[str, ...]:
+        return self._content_of(rel)[0]
+
+    def _content_of(self, rel: str) -> tuple[tuple[str, ...], str]:
+        """A file's lines and its text's BLAKE3 (what indexes key their memos by), read once per view."""
         with self._lock:
             cached = self._cache.get(rel)
         if cached is None:
             text = (self.root / rel).read_text(encoding="utf-8")
-            cached = tuple(text.splitlines(keepends=True))
+            cached = (tuple(text.splitlines(keepends=True)), blake3_hex(text))
             with self._lock:
                 self._cache[rel] = cached
         return cached
@@ -352,17 +364,21 @@ class RepositoryView:
         `index_lines`, not as lines read: an index turns them into scores, never into text a
         locator is shown (what it then shows is read again, with `read`)."""
         info = self.stat(path)
-        lines = self._lines_of(info.path)
+        lines, digest = self._content_of(info.path)
         with self._lock:
             self._index_lines += len(lines)
-        return ReadResult(info.path, 1, len(lines), lines)
+        return ReadResult(info.path, 1, len(lines), lines, digest)
 
     def index_outline(self, path: str) -> IndexedFile:
         """A whole file and its definitions, for an index. Metering rule: as `index_read` (its lines
         count as `index_lines`); the parse reads nothing more. The definitions come from the outline
         cache (on disk in a job: a file's content is parsed once across jobs)."""
         read = self.index_read(path)
-        return IndexedFile(read, tuple(definitions(read.path, "".join(read.lines))))
+        return IndexedFile(read, partial(self.file_definitions, read))
+
+    def file_definitions(self, read: ReadResult) -> tuple[Definition, ...]:
+        """A whole-file read's definitions (the outline cache); what `index_outline` loads when asked."""
+        return tuple(definitions(read.path, "".join(read.lines)))
 
     def outline(self, path: str) -> Outline:
         """The file's definitions (a structure parse) and their signature lines. Metering rule: the

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import Stemmer
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")  # a word never spans a line
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 STOPWORDS = frozenset(
@@ -93,21 +93,9 @@ def tokens(text: str, tokenizer: Tokenizer) -> list[str]:
     """The tokenizer's tokens of `text`, in order."""
     word_tokens = WORD_TOKENS[tokenizer]
     found: list[str] = []
-    for word in _WORD.findall(text):
+    for word in WORD.findall(text):
         found.extend(word_tokens(word))
     return found
-
-
-def term_counts(text: str, tokenizer: Tokenizer) -> Counter[str]:
-    """The tokenizer's tokens of `text` as counts, equal to `Counter(tokens(text, tokenizer))`: each
-    distinct word's tokens are taken once and counted as often as the word occurs: a bag of words is
-    all BM25 reads, and a file repeats its words."""
-    word_tokens = WORD_TOKENS[tokenizer]
-    counts: Counter[str] = Counter()
-    for word, n in Counter(_WORD.findall(text)).items():
-        for token in word_tokens(word):
-            counts[token] += n
-    return counts
 
 
 def tokenize(text: str) -> list[str]:

@@ -1,24 +1,28 @@
 """What a retriever indexes: whole files, or definition-level chunks (tree-sitter), each with its
 line span so a file's best chunks can become its evidence.
 
-A document is indexed as its term counts (a bag of words: all BM25 reads), cached per process by
-(tokenizer, content hash): a file that is the same in two tasks or two revisions of a repository is
-tokenized once. The cache changes time, never a score.
+A document is indexed as a line range of its file's tokens (`locator.retrieval.terms`), which are
+made once per process by (tokenizer, content hash): a file that is the same in two tasks or two
+revisions of a repository is tokenized once, however many documents it is cut into. The caches change
+time, never a score.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from locator.hashing import blake3_hex
 from locator.languages import language_of
 from locator.languages.tags import Definition
-from locator.text import Tokenizer, term_counts, tokens
+from locator.retrieval.memo import LRU
+from locator.retrieval.terms import DocumentTerms, file_token_lookups, files_tokens, tokenize_lines
+from locator.text import Tokenizer
+from locator.windows import LineRange
 
 if TYPE_CHECKING:
     from locator.base import LocatorContext
@@ -36,65 +40,47 @@ class Chunk:
     label: str  # the definition's qualified name, or `<module>`
 
 
-@dataclass(frozen=True)
-class TermCounts:
-    counts: dict[str, int]  # token -> occurrences in the document
-    length: int  # all its tokens, repeats included (BM25's document length)
-
-
-@dataclass(frozen=True)
+@dataclass(slots=True, eq=False)  # not frozen: a job makes one per chunk, hundreds of thousands (4.6x cheaper)
 class Document:
     path: str
     chunk: Chunk
-    text: str  # what is indexed: the path and label, then the lines
+    lines: tuple[str, ...]  # the whole file's
+    digest: str  # the whole file's BLAKE3: what its tokens are memoized by
+    header: tuple[str, ...]  # indexed before the lines, as one line: the path and a definition's name; () none
+
+    @property
+    def text(self) -> str:
+        """What is indexed: the header's line, then the chunk's lines."""
+        body = "".join(self.lines[self.chunk.start_line - 1 : self.chunk.end_line])
+        return f"{' '.join(self.header)}\n{body}" if self.header else body
 
 
-class _LRU:
-    """A bounded, thread-safe memo (tasks of one job may run concurrently)."""
-
-    def __init__(self, size: int):
-        self._items: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-        self._size = size
-        self.hits = self.misses = 0  # lookups answered from the memo, and made afresh (a job logs the rate)
-
-    def get(self, key, make: Callable):
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                self.hits += 1
-                return self._items[key]
-        value = make()
-        with self._lock:
-            self.misses += 1
-            self._items[key] = value
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-        return value
-
-
-_TERMS = _LRU(400_000)
-_CHUNKS = _LRU(100_000)
+_CHUNKS = LRU(100_000)
 
 
 def memo_lookups() -> dict[str, tuple[int, int]]:
     """(hits, misses) of this process's document memos: a file's tokens and its chunks, by content."""
-    return {"document_tokens": (_TERMS.hits, _TERMS.misses), "document_chunks": (_CHUNKS.hits, _CHUNKS.misses)}
+    return {"document_tokens": file_token_lookups(), "document_chunks": (_CHUNKS.hits, _CHUNKS.misses)}
 
 
-def terms_of(text: str, tokenizer: Tokenizer) -> TermCounts:
-    """A document's term counts, made once per content."""
-    return _TERMS.get((tokenizer, blake3_hex(text)), lambda: _terms(text, tokenizer))
-
-
-def _terms(text: str, tokenizer: Tokenizer) -> TermCounts:
-    counts = term_counts(text, tokenizer)
-    return TermCounts(counts=dict(counts), length=sum(counts.values()))
-
-
-def tokens_of(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:
-    """A query's tokens, in order (a repeated token weighs more)."""
-    return tuple(tokens(text, tokenizer))
+def document_terms(docs: list[Document], tokenizer: Tokenizer) -> DocumentTerms:
+    """What BM25 reads of these documents: each file tokenized once (by content), each document a line
+    range of it plus its header."""
+    files: dict[str, int] = {}  # every chunk of a file shares its file's tokens
+    contents: dict[str, tuple[str, ...]] = {}
+    owner = np.empty(len(docs), dtype=np.int64)
+    for k, d in enumerate(docs):
+        index = files.get(d.digest)
+        if index is None:
+            index = files[d.digest] = len(files)
+            contents[d.digest] = d.lines
+        owner[k] = index
+    tokens = files_tokens(contents, tokenizer)
+    headers = tokenize_lines([" ".join(d.header) for d in docs], tokenizer)  # all in one pass, unmemoized: unique
+    return DocumentTerms(list(tokens.values()), owner,
+                         np.fromiter((d.chunk.start_line for d in docs), dtype=np.int64, count=len(docs)),
+                         np.fromiter((d.chunk.end_line for d in docs), dtype=np.int64, count=len(docs)),
+                         headers.ids, np.diff(headers.line_starts))
 
 
 def _split(start: int, end: int, label: str, max_lines: int) -> list[Chunk]:
@@ -131,28 +117,37 @@ def _gap(lines: tuple[str, ...], start: int, end: int, max_lines: int) -> list[C
 
 
 def documents(path: str, lines: tuple[str, ...], granularity: Granularity, max_chunk_lines: int,
-              definitions: tuple[Definition, ...] | None = None) -> list[Document]:
-    """A file's documents; at definition granularity, chunked by its `definitions`, which must be the
-    file's outline (`locator.outline.definitions`, as the context's `index_outline` gives them): a
-    function of its language and text, so the chunks are kept by those alone (hashing and comparing
-    every definition on each lookup was a hot path)."""
+              definitions: Callable[[], tuple[Definition, ...]] | None = None, digest: str | None = None) -> list[Document]:
+    """A file's documents; at definition granularity, chunked by its `definitions` (asked only when
+    this content's chunks are not memoized), which must be the file's outline
+    (`locator.outline.definitions`, as the context's `index_outline` gives them): a function of its
+    language and text, so the chunks are kept by those alone (hashing and comparing every definition
+    on each lookup was a hot path; loading them for a memoized content, another). `digest`: the
+    lines' BLAKE3 where the read gave it."""
+    digest = digest or blake3_hex("".join(lines))
     if granularity is Granularity.FILE:
         chunks = [Chunk(1, max(len(lines), 1), "<file>")]
     else:
         if definitions is None:
             raise ValueError(f"{path}: definition-level documents need the file's outline (index_documents reads it)")
-        key = (path.rsplit(".", 1)[-1], blake3_hex("".join(lines)), max_chunk_lines)
-        chunks = _CHUNKS.get(key, lambda: _definition_chunks(path, lines, definitions, max_chunk_lines))
+        key = (path.rsplit(".", 1)[-1], digest, max_chunk_lines)
+        chunks = _CHUNKS.get(key, lambda: _definition_chunks(path, lines, definitions(), max_chunk_lines))
     # The path (and a definition's name) is indexed with every chunk: an issue that names the module
     # or the function should find it.
-    return [Document(path, c, f"{path} {'' if c.label.startswith('<') else c.label}\n"
-                              + "".join(lines[c.start_line - 1 : c.end_line])) for c in chunks]
+    return [Document(path, c, lines, digest, (path, "" if c.label.startswith("<") else c.label)) for c in chunks]
+
+
+def window_documents(path: str, lines: tuple[str, ...], windows: list[LineRange]) -> list[Document]:
+    """A file's windows as documents without a header (whole-file bm25's evidence)."""
+    digest = blake3_hex("".join(lines))
+    return [Document(path, Chunk(w.start_line, w.end_line, "<window>"), lines, digest, ()) for w in windows]
 
 
 def index_documents(ctx: LocatorContext, path: str, granularity: Granularity, max_chunk_lines: int) -> list[Document]:
     """A candidate file's documents, read for an index through the context (a whole file, and at
     definition granularity its definitions: the context's outline cache parses a content once)."""
     if granularity is Granularity.FILE:
-        return documents(path, ctx.index_read(path).lines, granularity, max_chunk_lines)
+        read = ctx.index_read(path)
+        return documents(path, read.lines, granularity, max_chunk_lines, digest=read.digest)
     found = ctx.index_outline(path)
-    return documents(path, found.read.lines, granularity, max_chunk_lines, found.definitions)
+    return documents(path, found.read.lines, granularity, max_chunk_lines, lambda: found.definitions, found.read.digest)

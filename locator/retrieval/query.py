@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from locator.languages import REGISTERED
-from locator.retrieval.documents import tokens_of
-from locator.text import Tokenizer
+from locator.text import Tokenizer, tokens
 
 
 class MentionKind(StrEnum):
@@ -60,8 +59,8 @@ def mentions(text: str) -> list[Mention]:
 
 
 def build_query(text: str, tokenizer: Tokenizer, mention_weight: int) -> list[str]:
-    query = list(tokens_of(text, tokenizer))
+    query = list(tokens(text, tokenizer))
     if mention_weight:
         for mention in mentions(text):
-            query += list(tokens_of(re.sub(r"[./\\]", " ", mention.text), tokenizer)) * mention_weight
+            query += list(tokens(re.sub(r"[./\\]", " ", mention.text), tokenizer)) * mention_weight
     return query

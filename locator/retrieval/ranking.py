@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from locator.base import LocatorContext
 from locator.result import Evidence
 from locator.retrieval.documents import Document
@@ -47,15 +49,26 @@ def ranked(scored: dict[str, tuple[float, tuple[ScoredSpan, ...]]], basis: str) 
 def by_best_document(docs: list[Document], scores, keep_spans: int, basis: str,
                      details: tuple[tuple[str, int | float], ...] = ()) -> Ranking:
     """Files ranked by their best-scoring document (max aggregation), each keeping its best
-    `keep_spans` positive-scoring documents as spans (0: none, for whole-file documents)."""
-    by_file: dict[str, list[ScoredSpan]] = {}
-    for doc, score in zip(docs, scores):
-        by_file.setdefault(doc.path, []).append(ScoredSpan(doc.chunk.start_line, doc.chunk.end_line, float(score),
-                                                           doc.chunk.label))
+    `keep_spans` positive-scoring documents as spans (0: none, for whole-file documents). Only
+    positive documents can rank a file or be a span, and only those are looked at, in arrays (a span
+    object per chunk was a definition-level job's cost: tens of thousands of chunks a task)."""
+    scores = np.asarray(scores, dtype=float)
+    positive = np.flatnonzero(scores > 0)
+    file_of: dict[str, int] = {}
+    owner = np.fromiter((file_of.setdefault(docs[i].path, len(file_of)) for i in positive), dtype=np.int64,
+                        count=len(positive))
+    start = np.fromiter((docs[i].chunk.start_line for i in positive), dtype=np.int64, count=len(positive))
+    order = positive[np.lexsort((start, -scores[positive], owner))]  # by file, best first, then earliest
+    ordered_owner = np.sort(owner)  # the owners in `order`'s order
+    first = np.flatnonzero(np.r_[True, ordered_owner[1:] != ordered_owner[:-1]]) if len(order) else order
     scored = {}
-    for path, spans in by_file.items():
-        spans.sort(key=lambda s: (-s.score, s.start_line))
-        scored[path] = (spans[0].score, tuple(s for s in spans[:keep_spans] if s.score > 0))
+    for group, begin in enumerate(first):
+        end = first[group + 1] if group + 1 < len(first) else len(order)
+        best = order[begin:min(end, begin + keep_spans)]
+        head = docs[order[begin]]
+        scored[head.path] = (float(scores[order[begin]]),
+                             tuple(ScoredSpan(docs[i].chunk.start_line, docs[i].chunk.end_line, float(scores[i]),
+                                              docs[i].chunk.label) for i in best))
     return dataclasses.replace(ranked(scored, basis), details=details)
 
 

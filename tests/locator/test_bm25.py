@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import random
 from collections import Counter
 from pathlib import Path
@@ -10,9 +11,11 @@ import numpy as np
 import pytest
 
 from locator.bm25 import bm25_scores
-from locator.retrieval.documents import TermCounts, terms_of
+from locator.hashing import blake3_hex
+from locator.retrieval.documents import Chunk, Document, document_terms
 from locator.retrieval.query import build_query
-from locator.text import Tokenizer, term_counts, tokens
+from locator.retrieval.terms import known_term_ids
+from locator.text import Tokenizer, tokens
 from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.task import SubjectIdentity, Task
@@ -123,7 +126,7 @@ def _real_corpus() -> list[str]:
 def test_scores_are_bm25s_scores_bit_for_bit_on_real_code(tokenizer):
     texts = _real_corpus()
     corpus = [tokens(t, tokenizer) for t in texts]
-    ours_docs = [terms_of(t, tokenizer) for t in texts]
+    ours_docs = _whole(texts, tokenizer)
     for task, weight in ((TASK.text, 0), ("Click's `HelpFormatter.write_usage` wraps at `max_width`; see formatting.py", 3),
                          ("tokenize the corpus, build the index and retrieve the top k documents", 1)):
         query = build_query(task, tokenizer, weight)
@@ -131,21 +134,47 @@ def test_scores_are_bm25s_scores_bit_for_bit_on_real_code(tokenizer):
             assert np.array_equal(bm25_scores(ours_docs, query, k1, b), _bm25s(corpus, query, k1, b)), (task, k1, b)
 
 
+def _whole(texts: list[str], tokenizer: Tokenizer):
+    """Each text one whole-file document without a header."""
+    return document_terms([Document(f"f{i}", Chunk(1, max(t.count("\n") + 1, 1), "<file>"), tuple(t.splitlines(keepends=True)),
+                                    blake3_hex(t), ())
+                           for i, t in enumerate(texts)], tokenizer)
+
+
 def test_scores_are_bm25s_scores_bit_for_bit_on_random_corpora():
     rng = random.Random(7)
-    vocab = [f"w{i}" for i in range(60)]
+    vocab = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]  # plain tokens of themselves
     for _ in range(40):
         corpus = [[rng.choice(vocab[: rng.randint(1, 60)]) for _ in range(rng.choice([0, 1, 3, 20, 200]))]
                   for _ in range(rng.randint(1, 30))]
         if not any(corpus):
             continue
         query = [rng.choice(vocab + ["unknown"]) for _ in range(rng.randint(1, 12))]
-        docs = [TermCounts(counts=dict(Counter(d)), length=len(d)) for d in corpus]
+        docs = _whole(["\n".join(" ".join(d[i : i + 7]) for i in range(0, len(d), 7)) for d in corpus], Tokenizer.PLAIN)
         k1, b = rng.uniform(0.5, 2.0), rng.uniform(0.0, 1.0)
         assert np.array_equal(bm25_scores(docs, query, k1, b), _bm25s(corpus, query, k1, b)), (corpus, query)
 
 
-def test_term_counts_are_the_counts_of_the_tokens():
-    for text in _real_corpus()[:50] + ["", "x", "HTTPServer http_server httpServer 42 42"]:
-        for tokenizer in Tokenizer:
-            assert term_counts(text, tokenizer) == Counter(tokens(text, tokenizer))
+def test_every_document_holds_the_counts_and_length_of_its_own_text():
+    """A document is a line range of its file's ids plus its header: equal to tokenizing its text,
+    for chunks, overlapping windows, ranges past the end, odd line breaks and a line holding NUL."""
+    rng = random.Random(3)
+    plain = _real_corpus()[:40] + ["", "x", "no newline at end", "\r\nfoo\rbar\x0cbaz\u2028qux httpServer"]
+    # a line holding NUL (the joining character) is tokenized by its own path, with the batch it is in
+    for tokenizer, texts in itertools.product(Tokenizer, (plain, plain[-5:] + ["a\x00b c\nd\x00\n"])):
+        docs = []
+        for i, text in enumerate(texts):
+            lines = tuple(text.splitlines(keepends=True))
+            for _ in range(4):
+                start = rng.randint(1, max(len(lines), 1))
+                docs.append(Document(f"pkg/f{i}.py", Chunk(start, rng.randint(start, len(lines) + 2), "Owner.method_name"),
+                                     lines, blake3_hex(text), rng.choice([(), (f"pkg/f{i}.py",), (f"pkg/f{i}.py", "Owner.method_name")])))
+        terms = document_terms(docs, tokenizer)
+        expected = [Counter(tokens(d.text, tokenizer)) for d in docs]
+        assert terms.lengths.tolist() == [sum(c.values()) for c in expected]
+        query = sorted({t for c in expected for t in c})
+        ids = known_term_ids(query)
+        held = terms.frequencies(list(ids.values()))
+        for term in query:
+            rows, counts = held[ids[term]]
+            assert dict(zip(rows.tolist(), counts.tolist())) == {i: c[term] for i, c in enumerate(expected) if c[term]}, term

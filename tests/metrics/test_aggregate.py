@@ -75,3 +75,16 @@ def test_one_resample_count_for_the_project():
 
     assert not hasattr(agg, "BOOTSTRAP_RESAMPLES") or agg.BOOTSTRAP_RESAMPLES == statistics.BOOTSTRAP_RESAMPLES
     assert str(statistics.BOOTSTRAP_RESAMPLES) in agg.CI_METHOD
+
+
+def test_each_language_is_aggregated_over_its_own_tasks_and_a_mixed_task_counts_in_each():
+    from experiments.report import by_language
+
+    frame = _rows([1.0, 0.0, 0.5, 0.25], ["a", "b", "c", "d"]).assign(
+        languages=["rust", "typescript", "rust,typescript", None])
+    frame.loc[len(frame)] = {"task_id": "failed", "repository": "e", "split": None, "repeat": 0, "status": "failed",
+                             "file_recall": None, "languages": "go"}
+    slices = by_language(frame)
+    assert sorted(slices) == ["rust", "typescript"]  # a failed task's language has no slice; no languages: none
+    assert slices["rust"].loc["file_recall", "n"] == 2 and slices["rust"].loc["file_recall", "mean"] == 0.75
+    assert slices["typescript"].loc["file_recall", "n"] == 2 and slices["typescript"].loc["file_recall", "mean"] == 0.25

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from collections import Counter
-
 from locator.retrieval import documents as docs
-from locator.retrieval.documents import Granularity, TermCounts, documents, terms_of
+from locator.retrieval import terms
+from locator.retrieval.documents import Granularity, documents
+from locator.retrieval.memo import LRU
 from locator.outline import definitions
 from locator.text import Tokenizer
 
@@ -28,7 +28,7 @@ def _lines(source: str) -> tuple[str, ...]:
 
 
 def _chunked(path: str, source: str, max_lines: int):
-    return documents(path, _lines(source), Granularity.DEFINITION, max_lines, tuple(definitions(path, source)))
+    return documents(path, _lines(source), Granularity.DEFINITION, max_lines, lambda: tuple(definitions(path, source)))
 
 
 def test_definition_chunks_are_innermost_definitions_and_the_runs_between_them():
@@ -64,20 +64,24 @@ def test_file_granularity_is_one_document():
     assert (doc.chunk.start_line, doc.chunk.end_line) == (1, 12) and doc.text.endswith(SOURCE)
 
 
-def test_the_same_content_is_tokenized_once(monkeypatch):
+def test_the_same_content_is_tokenized_once_however_many_documents_it_is_cut_into(monkeypatch):
     calls = []
+    real = terms.tokenize_lines
 
-    def counting(source: str, tokenizer: Tokenizer) -> Counter[str]:
-        calls.append(source)
-        return Counter(source.split())
+    def counting(lines, tokenizer):
+        calls.append(lines)
+        return real(lines, tokenizer)
 
-    monkeypatch.setattr(docs, "term_counts", counting)
-    monkeypatch.setattr(docs, "_TERMS", docs._LRU(16))
-    content = "alpha beta alpha unique-content-for-this-test"
-    expected = TermCounts(counts={"alpha": 2, "beta": 1, "unique-content-for-this-test": 1}, length=4)
-    assert terms_of(content, Tokenizer.PLAIN) == terms_of(content, Tokenizer.PLAIN) == expected
-    assert calls == [content]  # the second file (another task, another revision) with that content: no tokenizing
-    terms_of(content + " changed", Tokenizer.PLAIN)
+    monkeypatch.setattr(terms, "tokenize_lines", counting)
+    monkeypatch.setattr(terms, "_FILES", LRU(16))
+    source = SOURCE + "# unique content for this test\n"
+    chunks = _chunked("pkg/t.py", source, 120)
+    whole = documents("pkg/t.py", _lines(source), Granularity.FILE, 120)
+    first = docs.document_terms(chunks + whole, Tokenizer.PLAIN)
+    again = docs.document_terms(documents("other/t.py", _lines(source), Granularity.FILE, 120), Tokenizer.PLAIN)
+    assert calls == [_lines(source)]  # one file, its chunks and whole; then another task's copy: no tokenizing
+    assert again.lengths[0] == first.lengths[-1]  # the same lines, a header as long
+    docs.document_terms(documents("pkg/t.py", _lines(source + "changed\n"), Granularity.FILE, 120), Tokenizer.PLAIN)
     assert len(calls) == 2
 
 
@@ -87,3 +91,16 @@ def test_definition_documents_without_the_files_outline_are_refused():
 
     with pytest.raises(ValueError, match="need the file's outline"):
         documents("pkg/t.py", _lines(SOURCE), Granularity.DEFINITION, 120)
+
+
+def test_a_contents_outline_is_asked_for_only_while_its_chunks_are_not_memoized():
+    asked = []
+    source = SOURCE + "# content of the outline-asked test\n"
+
+    def outline():
+        asked.append(1)
+        return tuple(definitions("pkg/t.py", source))
+
+    first = documents("pkg/t.py", _lines(source), Granularity.DEFINITION, 120, outline)
+    again = documents("other/t.py", _lines(source), Granularity.DEFINITION, 120, outline)
+    assert asked == [1] and [d.chunk for d in first] == [d.chunk for d in again]

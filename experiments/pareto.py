@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not arms:
             raise AnalysisError("no run could be read")
+        if len(arms) < 2:  # one point is on its own front: exit 0 with it "pareto" said nothing
+            raise AnalysisError(f"a Pareto front compares settings, and 1 run was read ({arms[0].label}): name at "
+                                "least two runs (--runs), or run a sweep")
         manifest = same_task_set(arms)
         shared = shared_tasks(arms)
     except AnalysisError as exc:

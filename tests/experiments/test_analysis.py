@@ -141,6 +141,12 @@ def test_unknown_runs_and_experiments_are_clear_errors(store, capsys):
     assert pareto.main(_args(store, "--runs", "no-such-run-name")) == 2
 
 
+def test_pareto_of_a_single_run_is_a_clear_error(store, capsys):
+    bm25 = next(j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "bm25")
+    assert pareto.main(_args(store, "--runs", bm25.info.run_id)) == 2
+    assert "a Pareto front compares settings, and 1 run was read" in capsys.readouterr().err
+
+
 def test_repeatability_needs_repeats(store, capsys):
     bm25 = next(j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "bm25")
     assert repeatability.main(_args(store, bm25.info.run_id)) == 2

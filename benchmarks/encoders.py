@@ -15,6 +15,7 @@ from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore
 from experiments.config import compose_config
+from locator.languages import language_of
 from locator.repository import RepositoryView
 from locator.retrieval.documents import Granularity, documents
 
@@ -31,10 +32,10 @@ def main() -> None:
     cfg = compose_config("dataset=demo", "locator=embedding_retrieval")
     row = instantiate(cfg.dataset.loader).rows[0]
     view = RepositoryView(SubjectStore(cfg.paths.cache_dir).materialize(row.subject, row.task.id))
-    texts = [d.text[: cfg.locator.max_chunk_chars] for f in view.files() if f.path.endswith(".py")
+    texts = [d.text[: cfg.locator.max_chunk_chars] for f in view.files() if language_of(f.path) is not None
              for found in [view.index_outline(f.path)]
              for d in documents(f.path, found.read.lines, Granularity.DEFINITION, cfg.locator.max_chunk_lines,
-                                found.definitions)]
+                                lambda found=found: found.definitions, found.read.digest)]
     texts = texts[: args.chunks]
     print(f"{len(texts)} chunks of {row.task.id}, mean {sum(map(len, texts)) / len(texts):.0f} characters")
     encoders = [("minilm", compose_config("locator=embedding_retrieval").locator.encoder),

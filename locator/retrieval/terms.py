@@ -27,7 +27,10 @@ from locator.text import WORD, WORD_CACHE_SIZE, WORD_TOKENS, Tokenizer
 
 
 class _Vocabulary:
-    """Term -> id for this process; ids are only ever compared with each other, never stored."""
+    """Term -> id for this process; ids never leave it (memos hold them, results never do). Unbounded:
+    one entry per distinct term the process tokenized (the term strings themselves are interned by
+    the tokenizer already), unlike the bounded word caches, since a memoized file's ids must keep
+    their meaning."""
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}

@@ -41,8 +41,8 @@ from experiments.overrides import check_or_exit
 from experiments.paths import git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.production import spawn_worker
-from experiments.report import (SUMMARY_METRICS, by_language, headline_figure, job_description, per_task_frame,
-                                print_summary)
+from experiments.report import (HEADLINE_COST, HEADLINE_QUALITY, SUMMARY_METRICS, by_language, headline_figure,
+                                job_description, per_task_frame, print_summary)
 from experiments.sweep_summary import SWEEP_JOB_TAG
 from experiments.sweep_worker import end_with_the_sweep, mark_killed, on_stop_signals, working_for
 from experiments.telemetry import file_telemetry, job_telemetry
@@ -385,11 +385,12 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
 
 
 def _log_languages(slices: dict[str, pd.DataFrame]) -> None:
-    """Each language's headline means (`9 language/<language>/<metric>`) and its task count; the whole
-    slices, with their CIs, as `by_language.csv`."""
+    """Each language's headline means (`9 language/<language>/<metric>`: the run page's headline quality
+    and cost, not every summary metric again per language) and its task count; every metric's slice,
+    with its CI, in `by_language.csv`."""
     for language, sliced in slices.items():
         metrics = {language_metric_key(language, name): logged_value(row["mean"]) for name, row in sliced.iterrows()
-                   if name in SUMMARY_METRICS and _number(row["mean"])}
+                   if name in HEADLINE_QUALITY + HEADLINE_COST and _number(row["mean"])}
         mlflow.log_metrics(metrics | {language_metric_key(language, "tasks"): int(sliced["n"].max())})
     if slices:
         mlflow.log_text(pd.concat(slices, names=["language"]).to_csv(), "by_language.csv")

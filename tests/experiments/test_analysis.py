@@ -25,7 +25,9 @@ from tests.experiments.cli import Workspace
 FILLER = "".join(f"def unrelated_{i}(value):\n    return value * {i}\n\n" for i in range(40))
 
 
-def _manifest(tmp_path):
+def _manifest(tmp_path, distinct_texts: bool = False):
+    """Four tasks over two repositories. `distinct_texts`: each task's text names its case, so no two
+    tasks send System One the same request (identical tasks share every decision, and so every draw)."""
     rows = []
     for n, (repo, split) in enumerate([("org/a", "dev"), ("org/a", "test"), ("org/b", "dev"), ("org/b", "test")]):
         root = write_tree(tmp_path / f"subject{n}", {
@@ -34,7 +36,8 @@ def _manifest(tmp_path):
             **{f"pkg/mod{i}.py": FILLER for i in range(4)},
         })
         rows.append(ManifestRow(
-            task=Task(id=f"task-{n}", text="parse_config ignores the section argument when reading a section",
+            task=Task(id=f"task-{n}", text="parse_config ignores the section argument when reading a section"
+                      + (f" (case {n})" if distinct_texts else ""),
                       subject=SubjectIdentity(repository=repo, revision="1"), metadata={"split": split}),
             subject=LocalSubject(path=str(root)),
             gold=Gold(files=["pkg/config_loader.py"], spans=[GoldSpan(path="pkg/config_loader.py", start_line=121,
@@ -309,8 +312,10 @@ def test_a_metric_without_values_is_untested_not_a_crash():
 
 
 def test_repeatability_with_sampled_decisions_sees_the_noise(tmp_path, capsys):
+    """Each task draws its own decisions: with four identical tasks every task drew the same samples, so
+    one chance in ~9 (per code version: the backend's code is in the decision key) showed no noise at all."""
     ws = Workspace(tmp_path / "ws", tmp_path / "cache")
-    data = (f"dataset.loader.path={_manifest(tmp_path)}", "dataset.name=local")
+    data = (f"dataset.loader.path={_manifest(tmp_path, distinct_texts=True)}", "dataset.name=local")
     proc = ws.run("experiments.run", "locator=two_phase", *data, "repeats=3", "sampling.seed=0")
     assert proc.returncode == 0, proc.stderr[-3000:]
     [job] = ws.jobs("loclab-local")

@@ -28,6 +28,7 @@ from rich.table import Table
 from experiments.config import compose_config
 from experiments.paths import PROJECT_ROOT
 from experiments.tracking import sqlite_uri, tracking_uri
+from experiments.ui_links import run_page
 from metrics.aggregate import REPEAT_REDUCTION, per_task_values
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -279,7 +280,7 @@ def report_links(client: MlflowClient, reported: list[str]) -> dict[str, str]:
     sweep when they share one (`loclab.reported_sweep`), and a description linking each."""
     runs = [client.get_run(run_id) for run_id in reported]
     parents = {r.data.tags.get("mlflow.parentRunId") for r in runs}
-    links = ", ".join(f"[{r.info.run_name or r.info.run_id}](#/experiments/{r.info.experiment_id}/runs/{r.info.run_id})"
+    links = ", ".join(f"[{r.info.run_name or r.info.run_id}]({run_page(r.info.experiment_id, r.info.run_id)})"
                       for r in runs)
     tags = {"loclab.reported_runs": ",".join(reported)[:4000],
             "mlflow.note.content": f"Reports on {len(runs)} run(s): {links}."}
@@ -290,9 +291,12 @@ def report_links(client: MlflowClient, reported: list[str]) -> dict[str, str]:
 
 def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], figures: dict[str, Any],
                  tags: dict[str, str], out_dir: str | Path | None, params: dict[str, Any] | None = None,
-                 reported: list[str] | None = None) -> Path:
+                 reported: list[str] | None = None, metrics: dict[str, float] | None = None,
+                 title: str | None = None) -> Path:
     """Tables (CSV, Markdown, LaTeX) and figures (PNG) to a folder and to an MLflow report run in
-    `reports_experiment(experiment)`, linked to the runs it reports on (`reported`, run ids)."""
+    `reports_experiment(experiment)`, linked to the runs it reports on (`reported`, run ids), named
+    `title` (what it reports on: "compare report" alone said nothing in a list of them) and with its
+    headline numbers as `metrics` (MLflow keys), so the report run charts them."""
     folder = Path(out_dir) if out_dir else PROJECT_ROOT / "runs" / "reports" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
@@ -303,10 +307,14 @@ def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], fi
         figure.savefig(folder / f"{artifact_name(name)}.png", dpi=120, bbox_inches="tight")
     client = MlflowClient()
     links = report_links(client, reported) if reported else {}
-    with mlflow.start_run(experiment_id=_reports_experiment_id(client, experiment), run_name=f"{kind} report", tags={"loclab.kind": "report", "loclab.report": kind,
-                                                            "loclab.reported_experiment": experiment, **links, **tags}) as run:
+    name = f"{kind} · {title}"[:250] if title else f"{kind} report"
+    with mlflow.start_run(experiment_id=_reports_experiment_id(client, experiment), run_name=name,
+                          tags={"loclab.kind": "report", "loclab.report": kind, "loclab.reported_experiment": experiment,
+                                **links, **tags}) as run:
         if params:
             mlflow.log_params(params)
+        if metrics:
+            mlflow.log_metrics(metrics)
         mlflow.log_artifacts(str(folder))
     print(f"report run: {run.info.run_id} in experiment {reports_experiment(experiment)}")
     return folder

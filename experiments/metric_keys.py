@@ -6,6 +6,7 @@ the means instead of a section of 126 bounds."""
 from __future__ import annotations
 
 import json
+import math
 from enum import StrEnum
 
 from metrics.definitions import METRICS
@@ -22,6 +23,7 @@ class Section(StrEnum):
     READING = "3 reading"
     FUNNEL = "4 funnel"
     REVIEW = "5 review"
+    REPEATS = "6 repeats"  # a job with repeats > 1: each headline metric's spread over repeats, and agreement
     TASKS = "6 tasks"
     HARNESS = "7 harness"
     SWEEP = "8 sweep"  # a sweep's parent: its job counts and its best job's headline metrics
@@ -53,8 +55,15 @@ def language_metric_key(language: str, name: str) -> str:
 
 
 def logged_value(value: float) -> float:
-    """A mean as logged: rounded where MLflow shows it (the runs table prints every digit it has)."""
-    return round(float(value), ROUND_TO)
+    """A mean as logged: rounded where MLflow shows it (the runs table prints every digit it has):
+    ROUND_TO decimals below 10, one fewer per digit before the point, none from 10,000 (a mean of
+    38,336.0769 input tokens read 38336.0769 in the jobs view). Non-decreasing, so a mean rounded
+    this way stays within its bounds rounded the same way."""
+    value = float(value)
+    if not math.isfinite(value):
+        return value
+    digits = max(0, ROUND_TO - max(0, math.floor(math.log10(abs(value))) if value else 0))
+    return round(value, digits)
 
 
 CI_TAG = "loclab.ci95"  # a job's 95 % CI bounds, {metric: [low, high, clusters]}: a tag, so the chart view opens on means

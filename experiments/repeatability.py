@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ import pandas as pd
 
 from experiments.analysis import AnalysisError, analysis_parser, find_runs, load_arm, open_store, print_table, write_report
 from experiments.compare import COST, QUALITY
+from experiments.metric_keys import logged_value, metric_key
 from metrics.comparator import what_was_found
 
 _DETERMINISTIC_BACKENDS = ("lexical-", "embedding:", "none")
@@ -38,6 +40,33 @@ def stability(results: list[dict]) -> dict[str, float]:
     return {"file_jaccard": float(np.mean([_jaccard(files[i], files[j]) for i, j in pairs])) if pairs else 1.0,
             "evidence_line_jaccard": float(np.mean([_jaccard(lines[i], lines[j]) for i, j in pairs])) if pairs else 1.0,
             "identical": float(len(canonical) == 1)}
+
+
+def agreement(per_task: pd.DataFrame) -> pd.DataFrame:
+    """Per task, how its repeats' results agree (`stability`), from the results the rows point at."""
+    rows = [{"task_id": task_id, **stability([json.loads(Path(p).read_text(encoding="utf-8")) for p in group["result"]])}
+            for task_id, group in per_task[per_task.status == "ok"].groupby("task_id")]
+    return pd.DataFrame(rows, columns=["task_id", "file_jaccard", "evidence_line_jaccard", "identical"]).set_index("task_id")
+
+
+def spread_metrics(per_task: pd.DataFrame, metrics: Iterable[str]) -> dict[str, float]:
+    """A repeats job's spread, as MLflow metrics (`6 repeats/…`): per metric the std, min and max of
+    its per-repeat means (each repeat's mean over the tasks), and the repeats' agreement: the share of
+    tasks whose repeats found byte-identical results, and the mean file-set and evidence-line Jaccard
+    between repeats of a task."""
+    ok = per_task[per_task.status == "ok"]
+    out: dict[str, float] = {}
+    for metric in metrics:
+        means = ok.groupby("repeat")[metric].mean().dropna() if metric in ok else pd.Series(dtype=float)
+        if means.empty:
+            continue
+        out |= {f"{metric}_std": means.std(ddof=1) if len(means) > 1 else 0.0, f"{metric}_min": means.min(),
+                f"{metric}_max": means.max()}
+    agreed = agreement(ok)
+    if len(agreed):
+        out |= {"identical_tasks": agreed.identical.mean(), "file_jaccard": agreed.file_jaccard.mean(),
+                "evidence_line_jaccard": agreed.evidence_line_jaccard.mean()}
+    return {metric_key(f"repeats.{name}"): logged_value(value) for name, value in out.items()}
 
 
 def summarize(per_task: pd.DataFrame) -> pd.DataFrame:
@@ -72,11 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary = summarize(arm.per_task)
-    per_task_rows = []
-    for task_id, group in arm.per_task[arm.per_task.status == "ok"].groupby("task_id"):
-        results = [json.loads(Path(p).read_text(encoding="utf-8")) for p in group["result"]]
-        per_task_rows.append({"task_id": task_id, **stability(results)})
-    per_task = pd.DataFrame(per_task_rows).set_index("task_id")
+    per_task = agreement(arm.per_task)
     identity = arm.tags.get("loclab.system_one_identity", "")
     # sampled decisions (`sampling.seed`) vary across repeats by design, whatever the backend
     deterministic = identity.startswith(_DETERMINISTIC_BACKENDS) and "|sampled(" not in identity
@@ -92,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         print("VIOLATION: a deterministic configuration produced different results across repeats")
     folder = write_report("repeatability", args.experiment, {"summary": summary, "per_task": per_task}, {},
                           {"loclab.arm": arm.run_id, "loclab.deterministic_violation": str(deterministic and not all_identical).lower()},
-                          args.out, reported=[arm.run_id])
+                          args.out, reported=[arm.run_id], metrics=spread_metrics(arm.per_task, QUALITY),
+                          title=f"{arm.label} ({summary.repeats.max()} repeats)")
     print(f"report: {folder}")
     return 1 if deterministic and not all_identical else 0
 

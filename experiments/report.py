@@ -123,8 +123,9 @@ def headline_figure(title: str, aggregate: pd.DataFrame):
 
 
 def job_description(title: str, aggregate: pd.DataFrame, counts: dict[str, int], overrides: list[str],
-                    run_id: str) -> str:
-    """The run's description (`mlflow.note.content`, Markdown): what the job was and what it found."""
+                    run_id: str, repeats: int = 1) -> str:
+    """The run's description (`mlflow.note.content`, Markdown): what the job was and what it found.
+    `counts` are of task runs (a task × a repeat): with repeats they are said as such."""
     def value(name: str) -> str:
         if name not in aggregate.index:
             return "—"
@@ -135,7 +136,8 @@ def job_description(title: str, aggregate: pd.DataFrame, counts: dict[str, int],
     clusters = int(aggregate["clusters"].max()) if "clusters" in aggregate and not aggregate.empty else 0
     lines = [f"**{title}**", "",
              f"95% CIs over {clusters} repositories (clusters); " +
-             "tasks: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + (
+             ("tasks: " if repeats == 1 else f"{counts['total'] // repeats} tasks × {repeats} repeats, task runs: ")
+             + ", ".join(f"{v} {k}" for k, v in counts.items()) + (
                  f"; overrides `{' '.join(overrides)}`" if overrides else ""), "",
              " · ".join(f"{name} {value(name)}" for name in HEADLINE_QUALITY if name in aggregate.index), "",
              "per task: " + " · ".join(f"{name} {value(name)}" for name in HEADLINE_COST if name in aggregate.index), "",

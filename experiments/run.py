@@ -46,9 +46,10 @@ from experiments.report import (HEADLINE_COST, HEADLINE_QUALITY, SUMMARY_METRICS
 from experiments.sweep_summary import SWEEP_JOB_TAG
 from experiments.sweep_worker import end_with_the_sweep, mark_killed, on_stop_signals, working_for
 from experiments.telemetry import file_telemetry, job_telemetry
+from experiments.ui_links import run_page
 from experiments.tracking import (
     PARENT_RUN_ENV, PARENT_TAG, SWEPT_ENV, TrackingUnreachableError, close_stale_runs, ensure_experiment, finished_job, flatten,
-    job_run_name, tracking_uri, ui_command, unreachable,
+    job_run_name, tracking_uri, ui_address, ui_command, unreachable,
 )
 from dataset.manifest import ManifestError
 from locator.hashing import blake3_hex, canonical_json
@@ -336,16 +337,21 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
               "reused": int(frame.reused.sum())}
     produced = sorted(set(ok.produced_at.dropna()))
     mlflow.set_tag("loclab.results_produced_at", ",".join(produced)[:4000])
-    mlflow.log_metrics({metric_key(f"tasks.{k}"): v for k, v in counts.items()})
-    _log_telemetry(outcomes)
     _log_record(outcomes, job)
     mlflow.log_table(frame, "per_task.json")
     mlflow.log_text(frame.to_csv(index=False), "per_task.csv")
     if len(summary):
         mlflow.log_text(summary.to_csv(), "aggregate.csv")
+        # the run page lists metrics as they were logged: the headline quality first, then by section
         means = {metric_key(name): row["mean"] for name, row in summary.iterrows()}
-        mlflow.log_metrics({k: logged_value(v) for k, v in means.items() if v is not None and v == v})
+        lead = [metric_key(name) for name in HEADLINE_QUALITY + HEADLINE_COST]
+        order = sorted(means, key=lambda k: (k not in lead, lead.index(k) if k in lead else 0, k))
+        mlflow.log_metrics({k: logged_value(means[k]) for k in order if means[k] is not None and means[k] == means[k]})
         _log_languages(by_language(frame))
+        if cfg.repeats > 1:  # the spread over repeats and their agreement, charted on the run (`6 repeats/…`)
+            from experiments.repeatability import spread_metrics
+
+            mlflow.log_metrics(spread_metrics(frame, HEADLINE_QUALITY))
         mlflow.set_tag(CI_TAG, ci_tag({name: (float(row.ci95_low), float(row.ci95_high), int(row.clusters)) for name, row in summary.iterrows()
                                        if name in SUMMARY_METRICS and _number(row.ci95_low) and _number(row.ci95_high)}))
         decider = decided_by(job)
@@ -357,7 +363,9 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
             f"{locator_name} on {cfg.dataset.name}, {stage.value} (manifest {manifest.content_hash[:12]})"
             + (f"; {decider}" if decider else ""), summary,
             counts, [o for o in HydraConfig.get().overrides.task if not o.startswith("hydra.")],
-            mlflow.active_run().info.run_id)))
+            mlflow.active_run().info.run_id, repeats=cfg.repeats)))
+    mlflow.log_metrics({metric_key(f"tasks.{k}"): v for k, v in counts.items()})
+    _log_telemetry(outcomes)
     finished = time.perf_counter()
     harness = {f"{stage}_s": sum(o.seconds.get(stage.value, 0.0) for o in outcomes) for stage in HarnessStage}
     harness |= {"setup_s": tasks_started - started, "tasks_wall_s": tasks_done - tasks_started,
@@ -372,9 +380,10 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         if failed.status == "failed":
             print(f"FAILED {failed.task_id}/r{failed.repeat}: {failed.error}")
     if not os.environ.get(PARENT_RUN_ENV):  # a sweep prints it once, with its summary
-        run_id = mlflow.active_run().info.run_id
-        print(f"run id: {run_id}  (for experiments.repeatability, experiments.replay, experiments.compare)")
+        run = mlflow.active_run().info
+        print(f"run id: {run.run_id}  (for experiments.repeatability, experiments.replay, experiments.compare)")
         print(f"MLflow UI: {ui_command(cfg.tracking)}")
+        print(f"this job:  {ui_address(cfg.tracking)}/{run_page(run.experiment_id, run.run_id)}")
     if counts["failed"]:
         mlflow.set_tag("loclab.tasks_failed", str(counts["failed"]))
         if not len(ok):

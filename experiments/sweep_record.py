@@ -14,7 +14,9 @@ from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
-from experiments.sweep_summary import COLUMNS, SWEEP_JOB_TAG, SWEEP_VIEW_TAG, launch_order
+from experiments.ui_links import runs_view
+from experiments.sweep_summary import (BEST_CHOSEN_ON_TAG, BEST_JOB_TAG, COLUMNS, SWEEP_JOB_TAG, SWEEP_VIEW_TAG,
+                                       launch_order)
 
 TABLE_ARTIFACT = "sweep_jobs.json"
 FIGURE_ARTIFACT = "sweep_quality_vs_cost.png"
@@ -25,7 +27,8 @@ COST = ("input_tokens", "source_lines_read")
 # `mlflow.sharedViewState.K` (plain JSON is accepted) for its search, sort, columns and which runs
 # the charts plot; loclab writes one per sweep, keyed by the parent's run id.
 SHARED_VIEW_PREFIX = "mlflow.sharedViewState."
-VIEW_COLUMNS = ("file_acc_all@1", "file_acc_all@5", "line_recall", "line_precision", "model_calls", "input_tokens",
+# file_acc_all@1 is on the job page: beside @5 both headers read "1 quality/file_ac" in the table's width
+VIEW_COLUMNS = ("file_acc_all@5", "line_recall", "line_precision", "model_calls", "input_tokens",
                 "source_lines_read")
 
 
@@ -40,6 +43,16 @@ def _fmt(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def _view_column(jobs: list[Run], key: str) -> str | None:
+    """The jobs view's column for a swept key: its param, or for a config group (`locator=bm25,hybrid`:
+    no param named `locator`) the tag that names the option each job ran (`loclab.locator`)."""
+    if jobs and all(key in j.data.params for j in jobs):
+        return f"params.`{key}`"
+    if jobs and all(f"loclab.{key}" in j.data.tags for j in jobs):
+        return f"tags.`loclab.{key}`"
+    return None
 
 
 def swept_value(job: Run, key: str) -> str | None:
@@ -149,13 +162,13 @@ def _figure(jobs: list[Run]):
     return figure
 
 
-def sweep_view(parent_id: str, swept_params: list[str]) -> dict:
+def sweep_view(parent_id: str, swept_columns: list[str]) -> dict:
     """The shared view of a sweep's jobs: only them (report runs and other sweeps out), best file Acc@5
     first, the swept params and headline metrics as columns, every job plotted (MLflow plots the first
     10 rows by default)."""
     return {"searchFilter": f"tags.`mlflow.parentRunId` = '{parent_id}' and tags.`loclab.kind` = 'job'",
             "orderByKey": f"metrics.`{metric_key(BEST_BY[0])}`", "orderByAsc": False, "runsHiddenMode": "SHOW_ALL",
-            "selectedColumns": [f"params.`{p}`" for p in swept_params] + [f"metrics.`{metric_key(m)}`" for m in VIEW_COLUMNS]}
+            "selectedColumns": swept_columns + [f"metrics.`{metric_key(m)}`" for m in VIEW_COLUMNS]}
 
 
 def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], swept: list[str]) -> None:
@@ -178,8 +191,8 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
     chosen = best_job(jobs, job_task_values(client, jobs))
     best = chosen.run if chosen is not None else None
     if chosen is not None:
-        client.set_tag(parent_id, "loclab.best_job", best.info.run_id)
-        client.set_tag(parent_id, "loclab.best_job_chosen_on", f"{chosen.shared_tasks} tasks every one of "
+        client.set_tag(parent_id, BEST_JOB_TAG, best.info.run_id)
+        client.set_tag(parent_id, BEST_CHOSEN_ON_TAG, f"{chosen.shared_tasks} tasks every one of "
                                                               f"{chosen.candidates} finished jobs completed")
         for name in (*QUALITY, *COST, "model_calls"):
             if (value := _value(best, name)) is not None:
@@ -187,9 +200,9 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
     if any(_value(j, QUALITY[0]) is not None for j in jobs):
         client.log_figure(parent_id, _figure(jobs), FIGURE_ARTIFACT)
     experiment_id = client.get_run(parent_id).info.experiment_id
-    params = [k for k in swept if jobs and all(k in j.data.params for j in jobs)]
-    client.set_experiment_tag(experiment_id, SHARED_VIEW_PREFIX + parent_id, json.dumps(sweep_view(parent_id, params)))
-    view = f"#/experiments/{experiment_id}/runs?viewStateShareKey={parent_id}"
+    columns = [column for k in swept if (column := _view_column(jobs, k))]
+    client.set_experiment_tag(experiment_id, SHARED_VIEW_PREFIX + parent_id, json.dumps(sweep_view(parent_id, columns)))
+    view = runs_view(experiment_id, viewStateShareKey=parent_id)
     client.set_tag(parent_id, SWEEP_VIEW_TAG, view)
     header = ["job", "name", "status", "n", "failed", *COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

@@ -14,6 +14,10 @@ from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
 
 SWEEP_JOB_TAG = "loclab.sweep_job"  # a job's number in its sweep, in launch order
 SWEEP_VIEW_TAG = "loclab.sweep_view"  # a sweep parent's link (a URL fragment) to the view of its jobs
+BEST_JOB_TAG = "loclab.best_job"  # a sweep parent's best job (experiments.sweep_record.best_job), by run id
+BEST_CHOSEN_ON_TAG = "loclab.best_job_chosen_on"  # on which tasks the best job was chosen, in words
+BEST_MARK = "★"  # the best job's row in the terminal table
+LOG_WIDTH = 200  # output that is not a terminal (a CI log, a file) is not wrapped by a reader's width
 # the interpreter that ran the sweep: a pasted command runs where loclab is installed, venv active or not
 PYTHON = shlex.quote(sys.executable)
 COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "discovery_recall", "model_calls",
@@ -26,35 +30,59 @@ def launch_order(jobs: list[Run]) -> list[Run]:
     return sorted(jobs, key=lambda r: (int(r.data.tags.get(SWEEP_JOB_TAG, "0")), r.info.run_name or ""))
 
 
-def _cell(run: Run, name: str) -> str:
-    metrics = run.data.metrics
-    mean = metrics.get(metric_key(name))
+# the terminal's table: the headline with its CI, then quality and cost without (the parent's table
+# artifact and page keep every column and CI); fits a 120-column terminal with room for the job names
+TERMINAL_COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "model_calls", "input_tokens", "source_lines_read")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def _cell(run: Run, name: str, with_ci: bool) -> str:
+    mean = run.data.metrics.get(metric_key(name))
     if mean is None:
         return "—"
-    low, high = ci_bounds(run.data.tags, name) or (None, None)
-    clusters = ci_clusters(run.data.tags, name)
+    low, high = (ci_bounds(run.data.tags, name) or (None, None)) if with_ci else (None, None)
+    return _fmt(mean) + (f" [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None else "")
 
-    def fmt(value: float) -> str:
-        return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
-    return fmt(mean) + (f" [{fmt(low)}, {fmt(high)}]" if low is not None and high is not None else "") + (
-        f" ({clusters} repos)" if clusters is not None and low is not None else "")
+
+def _job_label(job: Run) -> str:
+    """The job's number and what tells it from its siblings: its name up to the shared part (` · `)."""
+    name = job.info.run_name or job.info.run_id
+    status = "" if job.info.status == "FINISHED" else f" ({job.info.status})"
+    return f"{job.data.tags.get(SWEEP_JOB_TAG, '?')}  {name.split(' · ')[0]}{status}"
 
 
 def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_command: str, swept_params: list[str],
-                        console: Console | None = None, ui_address: str = "http://127.0.0.1:5000") -> None:
-    """One table of every job (headline metrics with 95 % CIs), the parent run, the UI command, the
-    view of the sweep's jobs (at `ui_address`, where the UI answers), and
-    ready-to-paste `compare` / `calibrate` commands with the real run ids, each on one line however
-    wide (soft_wrap: a command the console cut in two would run half when pasted)."""
-    console = console or Console(width=220)
-    table = Table(title=escape(f"{parent.info.run_name} — parent run {parent.info.run_id}"))
-    for column in ("job", "status", "n", "failed", *COLUMNS):
-        table.add_column(escape(column), justify="left" if column in ("job", "status") else "right")
+                        ui_address: str, console: Console | None = None) -> None:
+    """One table of every job (the headline metric with its 95 % CI, quality and cost beside; the
+    parent's best job marked), the parent run, the UI command, the view of the sweep's jobs (at
+    `ui_address`, where the UI answers), and ready-to-paste `compare` / `calibrate` commands with the
+    real run ids, each on one line however wide (soft_wrap: a command the console cut in two would run
+    half when pasted). The table fits the terminal (a log file, not a terminal, gets `LOG_WIDTH`)."""
+    console = console or Console(width=None if sys.stdout.isatty() else LOG_WIDTH)
+    best = parent.data.tags.get(BEST_JOB_TAG)
     jobs = launch_order(jobs)
+    clusters = {c for j in jobs if (c := ci_clusters(j.data.tags, TERMINAL_COLUMNS[0])) is not None}
+    notes = [f"{BEST_MARK} best by {TERMINAL_COLUMNS[0]}, on {parent.data.tags.get(BEST_CHOSEN_ON_TAG, 'the shared tasks')}"
+             if best else "", "[95 % CI] over " + "/".join(map(str, sorted(clusters)))
+             + (" repository" if clusters == {1} else " repositories") if clusters else ""]
+    table = Table(title=escape(f"{parent.info.run_name} — parent run {parent.info.run_id}"),
+                  caption=escape("; ".join(n for n in notes if n)) or None)
+    rows = []
     for job in jobs:
         counts = [job.data.metrics.get(metric_key(f"tasks.{which}")) for which in ("ok", "failed")]
-        table.add_row(escape(job.info.run_name or job.info.run_id), job.info.status,
-                      *["—" if c is None else str(int(c)) for c in counts], *[_cell(job, n) for n in COLUMNS])
+        rows.append((job.info.run_id == best, [("★ " if job.info.run_id == best else "") + _job_label(job),
+                     *["—" if c is None else str(int(c)) for c in counts],
+                     *[_cell(job, n, with_ci=i == 0) for i, n in enumerate(TERMINAL_COLUMNS)]]))
+    table.add_column("job", overflow="fold", ratio=1, min_width=12)
+    for i, column in enumerate(("n", "failed", *TERMINAL_COLUMNS), start=1):
+        # a number is never cut; a long metric name folds in its header instead
+        width = max([len(cells[i]) for _, cells in rows] + [6])
+        table.add_column(escape(column), justify="right", overflow="fold", min_width=width, max_width=width)
+    for won, cells in rows:
+        table.add_row(*map(escape, cells), style="bold" if won else None)
     console.print(table)
     console.print(f"MLflow UI: {ui_command}", markup=False, highlight=False, soft_wrap=True)
     if view := parent.data.tags.get(SWEEP_VIEW_TAG):

@@ -23,12 +23,14 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.metric_keys import metric_key
+from experiments.ui_links import UI_APP
 from experiments.sweep_worker import PARENT_TAG, mark_killed, mark_sweep_main, on_stop_signals
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact, redact_logging, redact_std_streams, redact_value
 from locator.system_one.cache import DecisionCache
 
 PARENT_RUN_ENV = "LOCLAB_MLFLOW_PARENT_RUN_ID"
+RERUN_OF_TAG = "loclab.rerun_of"  # a sweep parent's latest ended parent with the same sweep key
 SWEPT_ENV = "LOCLAB_SWEPT_KEYS"  # the keys a sweep varies, for its jobs' names (comma-separated)
 # The UI opens an experiment with traces in its GenAI view, which hides the runs table; a loclab
 # experiment is a table of jobs and their metrics, so it is marked as model development.
@@ -36,17 +38,19 @@ EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_de
 
 
 def ui_command(tracking: DictConfig) -> str:
-    """How to look at the runs: the UI on the SQLite store, or the server's address."""
+    """How to look at the runs: the UI on the SQLite store (on `tracking.ui_port`, the port the
+    printed links name), or the server's address."""
     uri = tracking_uri(tracking)
     if not uri.startswith("sqlite:"):
         return f"open {redact(uri)} in a browser"
-    return f"{Path(sys.executable).parent / 'mlflow'} ui --backend-store-uri {uri}"
+    return (f"{Path(sys.executable).parent / 'mlflow'} ui --backend-store-uri {uri} --port {int(tracking.ui_port)} "
+            f"--app-name {UI_APP}")
 
 
 def ui_address(tracking: DictConfig) -> str:
-    """Where a browser finds the runs: the server, or `mlflow ui`'s default address on the SQLite store."""
+    """Where a browser finds the runs: the server, or where `ui_command` serves the SQLite store."""
     uri = tracking_uri(tracking)
-    return "http://127.0.0.1:5000" if uri.startswith("sqlite:") else redact(uri)
+    return f"http://127.0.0.1:{int(tracking.ui_port)}" if uri.startswith("sqlite:") else redact(uri)
 
 
 def sqlite_uri(path: str | Path) -> str:
@@ -325,8 +329,8 @@ class SweepParentRun(Callback):
                 "loclab.swept": ",".join(swept_keys(overrides, params))[:4000]}
         if preset:
             tags["loclab.preset"] = preset
-        stopped = [r for r in _runs(client, experiment_id, f"tags.`loclab.sweep_key` = '{key}'")
-                   if r.info.status == "KILLED" or (r.info.status == "RUNNING" and _process_gone(r))]
+        earlier = _runs(client, experiment_id, f"tags.`loclab.sweep_key` = '{key}'")  # latest first
+        stopped = [r for r in earlier if r.info.status == "KILLED" or (r.info.status == "RUNNING" and _process_gone(r))]
         if stopped:
             self.run_id = stopped[0].info.run_id
             client.update_run(self.run_id, status="RUNNING")
@@ -334,6 +338,11 @@ class SweepParentRun(Callback):
                 client.set_tag(self.run_id, name, value)
             print(f"resuming stopped sweep run {self.run_id}: jobs that finished are not run again")
         else:
+            if earlier:  # the same sweep, ended: a new measurement, named apart from the parents before it
+                name = f"{name} #{len(earlier) + 1}"
+                tags[RERUN_OF_TAG] = earlier[0].info.run_id
+                print(f"the same sweep ended before as run {earlier[0].info.run_id}: this is run #{len(earlier) + 1}, "
+                      "a new parent (saved results of unchanged code are reused)")
             self.run_id = client.create_run(experiment_id, run_name=redact(name)[:250], tags=tags).info.run_id
         os.environ[PARENT_RUN_ENV] = self.run_id
         mark_sweep_main()

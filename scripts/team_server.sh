@@ -55,7 +55,7 @@ start)
     | grep -q 1 || as_postgres "$bin/createdb" -h 127.0.0.1 -p "$pg_port" -U postgres mlflow
   MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false MLFLOW_DISABLE_TELEMETRY=true setsid "$root/.venv/bin/mlflow" server \
     --backend-store-uri "postgresql+psycopg2://postgres@127.0.0.1:$pg_port/mlflow" \
-    --artifacts-destination "$dir/artifacts" --host 127.0.0.1 --port "$mlflow_port" --workers 1 \
+    --artifacts-destination "$dir/artifacts" --host 127.0.0.1 --port "$mlflow_port" --workers 1 --app-name loclab \
     >"$dir/mlflow.log" 2>&1 &
   echo $! >"$dir/mlflow.pid"
   for _ in $(seq 120); do

@@ -8,6 +8,8 @@ Runs the 9-job `reader_calibration` sweep on two demo tasks into a fresh SQLite 
 demo set, which has no dev/test split, with a clear error). Starts `mlflow ui` on the store and drives
 Debian's Chromium (Selenium) as a researcher would, with MLflow's assistant panel closed:
 
+- the landing page: the `jobs view:` link the sweep printed opens the experiment's runs (not MLflow's
+  GenAI overview), and a run page opened from there is a run's page, not an "Evaluations" one;
 - the runs table, the sweep expanded: the nine job names are distinct in the width the table shows;
 - the chart view: its first section is quality, and all nine jobs are plotted (no report run hides one);
 - the sweep's own view (the link on the parent's page): its nine jobs, best first, headline columns;
@@ -41,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from experiments.metric_keys import Section  # noqa: E402 (the project root is put on the path above)
 from experiments.sweep_record import SWEEP_VIEW_TAG, TABLE_ARTIFACT, FIGURE_ARTIFACT  # noqa: E402
+from experiments.ui_links import run_page, runs_view  # noqa: E402
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -86,6 +89,9 @@ class Browser:
         self.shots: list[Path] = []
 
     def open(self, url: str) -> None:
+        """A page load, as a pasted link is: a URL that differs from the current one only after `#`
+        would otherwise be a navigation inside the open app, not what a new tab shows."""
+        self.driver.get("about:blank")
         self.driver.get(url)
 
     def wait(self, condition: Callable[[], object], timeout: float = 40.0) -> object:
@@ -136,16 +142,21 @@ def _pasted(line: str) -> list[str]:
     return shlex.split(line.split(":", 1)[1])
 
 
-def run_sweep(work: Path, env: dict[str, str], failures: list[str]) -> None:
+def run_sweep(work: Path, env: dict[str, str], failures: list[str]) -> dict[str, str]:
+    """Runs the sweep and pastes its printed commands; returns the `MLflow UI:` command and the
+    `jobs view:` link it printed."""
     python = str(ROOT / ".venv" / "bin" / "python")
     proc = subprocess.run([python, "-m", "experiments.run", "-m", "experiment=reader_calibration", "limit=2",
                            f"hydra.sweep.dir={work}/multi"], cwd=ROOT, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"the sweep failed:\n{proc.stderr[-3000:]}")
+    shown = {m.group(1): m.group(2) for m in re.finditer(r"^(MLflow UI|jobs view): (.+)$", proc.stdout, re.M)}
+    if set(shown) != {"MLflow UI", "jobs view"}:
+        failures.append(f"the sweep printed {sorted(shown)}, not the MLflow UI command and the jobs view link")
     printed = {m.group(1): m.group(0) for m in re.finditer(r"^(compare|calibrate):\s+\S*python\S* -m .*$", proc.stdout, re.M)}
     if set(printed) != {"compare", "calibrate"}:
         failures.append(f"the sweep printed {sorted(printed)} ready-to-paste commands, not compare and calibrate")
-        return
+        return shown
     compare = subprocess.run(_pasted(printed["compare"]) + ["--out", str(work / "compare")], cwd=ROOT, env=env,
                              capture_output=True, text=True)
     if compare.returncode != 0:
@@ -156,6 +167,7 @@ def run_sweep(work: Path, env: dict[str, str], failures: list[str]) -> None:
                         f"error: exit {calibrate.returncode}, {calibrate.stderr[-500:]!r}")
     print(f"pasted: {printed['compare'][:100]}… exit {compare.returncode}; "
           f"{printed['calibrate'][:80]}… exit {calibrate.returncode} ({calibrate.stderr.strip().splitlines()[-1][:160]})")
+    return shown
 
 
 def check_artifacts(client: MlflowClient, base: str, runs, failures: list[str]) -> int:
@@ -175,9 +187,43 @@ def check_artifacts(client: MlflowClient, base: str, runs, failures: list[str]) 
     return served
 
 
+def ui_server(printed: str, port: int, env: dict[str, str], cwd: Path) -> subprocess.Popen:
+    """The `MLflow UI:` command the sweep printed, as printed, on this check's port and one worker."""
+    argv = shlex.split(printed)
+    if "--port" in argv:
+        del argv[argv.index("--port"):argv.index("--port") + 2]
+    return subprocess.Popen([*argv, "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+                            env=env | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def check_landing(browser: Browser, base: str, experiment_id: str, failures: list[str]) -> None:
+    """A fresh browser opening the experiment lands on its runs table, and a run opened from there is
+    a run's page (MLflow 3.17 starts every browser in its GenAI workflow, whatever the experiment's
+    kind tag says: the experiment opened on "overview/usage" and run pages said "Evaluations")."""
+    browser.open(f"{base}/#/experiments/{experiment_id}")
+    listed = browser.wait(lambda: browser.js(f"return document.querySelectorAll(\"{NAME_CELL}\").length"))
+    landed = browser.driver.current_url
+    print(f"landing: {landed.removeprefix(base)}")
+    if "/runs" not in landed or "/overview" in landed or not listed:
+        failures.append(f"landing: the experiment opened on {landed.removeprefix(base)}, not its runs table")
+        return
+    browser.close_assistant()
+    browser.shot("landing")
+    browser.js(f"document.querySelector(\"{NAME_CELL}\").closest('a').click()")
+    opened = browser.wait(lambda: re.search(r"/runs/[0-9a-f]{32}", browser.driver.current_url) and browser.text())
+    lines = [line.strip() for line in (browser.text() or "").splitlines()]
+    print(f"run page: {browser.driver.current_url.removeprefix(base)}, first lines {lines[:6]}")
+    if not opened:
+        failures.append("landing: clicking a job in the runs table opened no run page")
+    elif "Evaluations" in lines:  # the GenAI workflow's breadcrumb item ("loclab-demo > Evaluations")
+        failures.append("run page: opened in MLflow's GenAI workflow (its breadcrumb says Evaluations)")
+    browser.shot("run_page")
+
+
 def check_ui(browser: Browser, base: str, experiment_id: str, parent, jobs, failures: list[str]) -> None:
     names = {j.info.run_name for j in jobs}
-    runs_url = f"{base}/#/experiments/{experiment_id}/runs"
+    runs_url = f"{base}/{runs_view(experiment_id)}"
 
     # the runs table: the sweep's parent, expanded
     browser.open(runs_url)
@@ -199,7 +245,7 @@ def check_ui(browser: Browser, base: str, experiment_id: str, parent, jobs, fail
     # the chart view of the same table
     browser.click("[data-testid='experiment-runs-mode-switch-chart'], button[aria-label*='hart']")
     if "compareRunsMode=CHART" not in browser.driver.current_url:
-        browser.open(f"{runs_url}?compareRunsMode=CHART")
+        browser.open(f"{runs_url}&compareRunsMode=CHART")
     sections = browser.wait(lambda: [m.group(1) for m in SECTION_HEADER.finditer(browser.text())]) or []
     print(f"chart view sections: {sections}")
     if not sections or not sections[0].startswith(Section.QUALITY.value):
@@ -225,12 +271,12 @@ def check_ui(browser: Browser, base: str, experiment_id: str, parent, jobs, fail
         browser.shot("sweep_view")
 
     # the parent's page: the table in the description and the figure among its artifacts
-    browser.open(f"{base}/#/experiments/{experiment_id}/runs/{parent.info.run_id}")
+    browser.open(f"{base}/{run_page(experiment_id, parent.info.run_id)}")
     if not browser.wait(lambda: "Best by" in browser.text() and "file_acc_all@5" in browser.text()):
         failures.append("parent page: the side-by-side table is not in the description")
     browser.close_assistant()
     browser.shot("parent_page")
-    browser.open(f"{base}/#/experiments/{experiment_id}/runs/{parent.info.run_id}/artifacts/{FIGURE_ARTIFACT}")
+    browser.open(f"{base}/{run_page(experiment_id, parent.info.run_id, f'artifacts/{FIGURE_ARTIFACT}')}")
     if not browser.wait(lambda: browser.js("return [...document.images].some(i => i.naturalWidth > 400)")):
         failures.append(f"parent page: the figure {FIGURE_ARTIFACT} does not show")
     if TABLE_ARTIFACT not in browser.text():
@@ -249,7 +295,7 @@ def main() -> int:
                         "LOCLAB_MLFLOW_ARTIFACTS": str(work / "artifacts"), "MLFLOW_DISABLE_TELEMETRY": "true"}
     env.pop("MLFLOW_TRACKING_URI", None)
     failures: list[str] = []
-    run_sweep(work, env, failures)
+    printed = run_sweep(work, env, failures)
     uri = f"sqlite:///{work / 'mlflow.db'}"
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("loclab-demo")
@@ -258,10 +304,11 @@ def main() -> int:
     jobs = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id
             and r.data.tags.get("loclab.kind") == "job"]
     port = _port()
-    server = subprocess.Popen([str(ROOT / ".venv" / "bin" / "mlflow"), "ui", "--backend-store-uri", uri,
-                               "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-                              env=env | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, cwd=work,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    if "MLflow UI" not in printed:
+        for failure in failures:
+            print(f"FAILED {failure}")
+        return 1
+    server = ui_server(printed["MLflow UI"], port, env, work)
     try:
         base = f"http://127.0.0.1:{port}"
         for _ in range(120):
@@ -274,6 +321,13 @@ def main() -> int:
         print(f"artifacts: {served} served of {len(runs)} runs")
         browser = Browser(work / "chromium", out)
         try:
+            check_landing(browser, base, experiment.experiment_id, failures)
+            if printed.get("jobs view"):  # the sweep's printed link, on this check's port
+                view = printed["jobs view"]
+                browser.open(base + view[view.index("/#/"):])
+                listed = browser.wait(lambda: browser.js(f"return document.querySelectorAll(\"{NAME_CELL}\").length"))
+                if not listed or "/runs" not in browser.driver.current_url:
+                    failures.append(f"the printed jobs view opened {browser.driver.current_url.removeprefix(base)}")
             check_ui(browser, base, experiment.experiment_id, parent, jobs, failures)
         finally:
             browser.quit()

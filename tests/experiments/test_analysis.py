@@ -116,7 +116,7 @@ def test_calibrate_chooses_on_dev_and_reports_on_test(store, capsys):
     assert report.data.tags["loclab.reported_sweep"] == parent.info.run_id
     jobs = [j.info.run_id for j in store.jobs("loclab-local") if j.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     assert set(report.data.tags["loclab.reported_runs"].split(",")) == set(jobs)
-    assert all(f"/runs/{j})" in report.data.tags["mlflow.note.content"] for j in jobs)
+    assert all(f"/runs/{j}?workflowType=machine_learning)" in report.data.tags["mlflow.note.content"] for j in jobs)
 
 
 def test_pareto_over_all_jobs(store, capsys):
@@ -134,6 +134,14 @@ def test_repeatability_of_a_deterministic_config(store, capsys):
     assert "byte-identical results (clock and physical-cost fields aside): 4/4 tasks" in out
     summary = pd.read_csv(store.root / "report" / "summary.csv", index_col=0)
     assert summary.loc["file_recall", "std"] == 0 and summary.loc["file_recall", "repeats"] == 2
+    # the spread and the agreement are on the job itself, charted, and its description counts tasks, not task runs
+    assert two_phase.data.metrics["6 repeats/file_acc_all_at_5_std"] == 0 and two_phase.data.metrics["6 repeats/identical_tasks"] == 1
+    assert "4 tasks × 2 repeats, task runs: 8 total" in two_phase.data.tags["mlflow.note.content"]
+    # and on the report run, named for what it reports on
+    [report] = store.client().search_runs([store.client().get_experiment_by_name("loclab-local-reports").experiment_id],
+                                          "tags.`loclab.report` = 'repeatability'")
+    assert report.data.metrics["6 repeats/file_recall_std"] == 0 and report.data.metrics["6 repeats/identical_tasks"] == 1
+    assert report.info.run_name.startswith("repeatability · ") and "(2 repeats)" in report.info.run_name
 
 
 def test_unknown_runs_and_experiments_are_clear_errors(store, capsys):
@@ -326,6 +334,7 @@ def test_repeatability_with_sampled_decisions_sees_the_noise(tmp_path, capsys):
     assert "decisions are sampled" in out and "VIOLATION" not in out
     per_task = pd.read_csv(ws.root / "report" / "per_task.csv", index_col=0)
     assert per_task.identical.sum() < len(per_task)  # the model's noise is seen
+    assert job.data.metrics["6 repeats/identical_tasks"] == per_task.identical.mean() < 1  # on the job, charted
 
 
 def test_calibrate_refuses_a_split_the_tasks_do_not_have(store, capsys):

@@ -38,6 +38,8 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert job.info.status == "FINISHED"
     assert job.data.metrics["6 tasks/ok"] == 2 and "1 quality/file_acc_all_at_5" in job.data.metrics
     assert job.data.metrics["2 cost/model_calls"] > 0
+    # the run page lists metrics in logging order: the headline quality leads (`6 tasks/total` led; issue 49, point 7)
+    assert list(job.data.metrics)[:2] == ["1 quality/file_acc_all_at_1", "1 quality/file_acc_all_at_5"]
     # means are metrics; CI bounds a tag (the chart view opens on the means, not on 126 bounds)
     assert not [k for k in job.data.metrics if k.startswith("ci95")]
     low, high = ci_bounds(job.data.tags, "file_recall")
@@ -58,7 +60,9 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert 0 < harness["7 harness/localize_s"] < harness["7 harness/job_s"] and harness["7 harness/log_s"] > 0
     assert harness["7 harness/gc_collections"] < 20  # the tuned collector (CPython's default: hundreds here)
     experiment = ws.client().get_experiment(job.info.experiment_id)
-    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI opens on its runs
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # and experiments.mlflow_ui's default
+    assert f"this job:  http://127.0.0.1:5000/#/experiments/{job.info.experiment_id}/runs/{job.info.run_id}" \
+           "?workflowType=machine_learning" in proc.stdout
     traces = ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)
     assert len(traces) == 2  # one per task: a span per System One request, with its answers and tokens
     requests = [s for t in traces for s in t.data.spans if s.span_type == "LLM"]
@@ -138,17 +142,21 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
 
     with_ci = [c for c in children if ci_bounds(c.data.tags, "file_acc_all@5")]  # one task has no CI
     assert len(with_ci) == 2 and all(ci_clusters(c.data.tags, "file_acc_all@5") == 1 for c in with_ci)
-    assert "(1 repos)" in note and "(1 repos)" in proc.stdout
+    assert "(1 repos)" in note and "[95 % CI] over 1 repository" in proc.stdout
     # and links the view of its jobs alone, best first, which the sweep prints as a URL
     view = parent.data.tags["loclab.sweep_view"]
-    assert view == f"#/experiments/{parent.info.experiment_id}/runs?viewStateShareKey={parent.info.run_id}" and view in note
-    assert f"jobs view: http://127.0.0.1:5000/{view}" in proc.stdout
+    # in the machine-learning workflow: without it MLflow 3.17 opens the GenAI overview (point 1 of issue 49)
+    assert view == (f"#/experiments/{parent.info.experiment_id}/runs?viewStateShareKey={parent.info.run_id}"
+                    "&workflowType=machine_learning") and view in note
+    assert f"jobs view: http://127.0.0.1:5000/{view}" in proc.stdout  # the port of the printed `mlflow ui --port 5000`
+    assert "--port 5000" in next(line for line in proc.stdout.splitlines() if line.startswith("MLflow UI: "))
     shared = json.loads(ws.client().get_experiment(parent.info.experiment_id).tags[f"mlflow.sharedViewState.{parent.info.run_id}"])
     assert ws.client().search_runs([parent.info.experiment_id], shared["searchFilter"]) and \
         {r.info.run_id for r in ws.client().search_runs([parent.info.experiment_id], shared["searchFilter"])} == \
         {c.info.run_id for c in children}
     assert shared["orderByKey"] == "metrics.`1 quality/file_acc_all_at_5`" and shared["runsHiddenMode"] == "SHOW_ALL"
     assert "params.`limit`" in shared["selectedColumns"]
+    assert "tags.`loclab.locator`" in shared["selectedColumns"]  # a swept config group's arm: the tag naming it
     best = next(c for c in children if c.info.run_id == parent.data.tags["loclab.best_job"])
     assert parent.data.metrics["8 sweep/best_file_acc_all_at_5"] == max(
         c.data.metrics["1 quality/file_acc_all_at_5"] for c in children) == best.data.metrics["1 quality/file_acc_all_at_5"]
@@ -179,7 +187,8 @@ _NO_RAY = importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None
 # joblib; the Slurm launcher's local executor; a local Ray cluster (the ray extra)
 @pytest.mark.parametrize("launcher", ["parallel", "submitit_local",
                                       pytest.param("ray", marks=pytest.mark.skipif(_NO_RAY, reason="needs the ray extra"))])
-def test_a_parallel_sweep_shares_one_store_created_by_the_parent(ws, launcher):
+def test_a_parallel_sweep_shares_one_store_created_by_the_parent(tmp_path, subject_cache, launcher):
+    ws = Workspace(tmp_path, subject_cache, pristine_store=False)  # the parent creates and migrates it
     _ok(ws.run("experiments.run", f"sweep={launcher}", "locator=bm25,two_phase", "limit=1", multirun=True))
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     assert parent.info.status == "FINISHED"

@@ -41,7 +41,7 @@ def test_the_readme_team_set_up_lands_every_run_once(tmp_path, subject_cache):
                               capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
         uri = proc.stdout.strip().splitlines()[-1].split("=", 1)[1]
-        ws = Workspace(tmp_path / "ws", subject_cache)
+        ws = Workspace(tmp_path / "ws", subject_cache, pristine_store=False)
         with system_one_server(tmp_path / "so-cache", *[a for a in serve[3:] if not a.startswith("server.port=")]) as url:
             env = ws.env() | {"MLFLOW_TRACKING_URI": uri, "LOCLAB_SYSTEM_ONE_URL": url}
             run = [sys.executable, *sweep[1:], "limit=2", f"hydra.sweep.dir={tmp_path}/multi"]

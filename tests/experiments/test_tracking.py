@@ -4,6 +4,7 @@ import json
 import sys
 
 import mlflow
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -119,7 +120,7 @@ def test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command()
     jobs = [_job_run("b" * 32, "a_first_by_name · @demo", 1), _job_run("a" * 32, "z_last_by_name · @demo", 0)]
     console = Console(width=60, record=True)
     print_sweep_summary(_job_run("p" * 32, "sweep", 0), jobs, "loclab-demo", "mlflow ui --backend-store-uri x",
-                        ["limit"], console=console)
+                        ["limit"], "http://127.0.0.1:5000", console=console)
     lines = console.export_text().splitlines()
     compare = next(line for line in lines if line.startswith("compare:"))
     assert compare.split()[4:6] == ["a" * 32, "b" * 32]  # job 0 first: compare's baseline
@@ -127,8 +128,30 @@ def test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command()
     assert compare.split()[1] == sys.executable  # not a bare `python`: the venv need not be active
     assert any(line.startswith("calibrate:") and line.endswith("--param limit") for line in lines)
     wide = Console(width=200, record=True)
-    print_sweep_summary(_job_run("p" * 32, "sweep", 0), jobs, "loclab-demo", "mlflow ui", ["limit"], console=wide)
+    print_sweep_summary(_job_run("p" * 32, "sweep", 0), jobs, "loclab-demo", "mlflow ui", ["limit"],
+                        "http://127.0.0.1:5000", console=wide)
     assert "0.500 [0.250, 0.750]" in wide.export_text()  # the mean with its CI, from the tag
+
+
+def test_the_sweep_summary_fits_a_120_column_terminal_and_marks_the_best_job():
+    """At a fixed width of 220 the table wrapped every line in a 120-column terminal, and nothing said
+    which job won (issue 49, point 11)."""
+    from mlflow.entities import RunTag
+    from rich.console import Console
+
+    from experiments.sweep_summary import BEST_JOB_TAG, BEST_MARK, print_sweep_summary
+
+    jobs = [_job_run(str(i) * 32, f"0.{i}, 0.75 · locator.reader.action_threshold, … · @demo", i) for i in range(3)]
+    parent = _job_run("p" * 32, "sweep", 0)
+    parent.data._add_tag(RunTag(BEST_JOB_TAG, "1" * 32))
+    console = Console(width=120, record=True)
+    print_sweep_summary(parent, jobs, "loclab-demo", "mlflow ui", ["limit"], "http://127.0.0.1:5000", console=console)
+    text = console.export_text()
+    table = [line for line in text.splitlines() if not line.startswith(("MLflow UI:", "compare:", "calibrate:"))]
+    assert max(map(len, table)) <= 120
+    assert sum("0.500 [0.250, 0.750]" in line for line in table) == 3  # a number and its CI never cut
+    marked = [line for line in table if BEST_MARK in line]
+    assert len(marked) == 2 and "0.1, 0.75" in marked[0]  # the best job's row, and the caption saying what it means
 
 
 def test_the_best_job_has_the_highest_file_acc_at_5_then_line_recall_and_finished():
@@ -176,7 +199,10 @@ def test_the_best_job_is_chosen_on_the_tasks_every_job_completed():
 def test_logged_means_are_rounded_as_the_ui_shows_them():
     from experiments.metric_keys import logged_value
 
-    assert logged_value(4 / 13) == 0.3077 and logged_value(92585.5) == 92585.5
+    assert logged_value(4 / 13) == 0.3077 and logged_value(92585.5) == 92586 and logged_value(38336.0769) == 38336
+    assert logged_value(123.456789) == 123.46 and logged_value(0.0) == 0.0 and logged_value(-2 / 3) == -0.6667
+    values = sorted(np.random.default_rng(0).lognormal(0, 4, 2000))  # rounding never reorders two values
+    assert all(logged_value(a) <= logged_value(b) for a, b in zip(values, values[1:]))
     low, high, clusters = json.loads(ci_tag({"line_recall": (1 / 3, 2 / 3, 3)}))["line_recall"]
     assert (low, high) == (0.3333, 0.6667) and low <= logged_value(1 / 3)  # a mean stays within its bounds
 

@@ -14,7 +14,7 @@ import pytest
 from experiments.paths import PROJECT_ROOT
 from tests.conftest import SCREENSHOT_LIST
 
-SHOTS = ("runs_table", "chart_view", "sweep_view", "parent_page", "parent_figure")
+SHOTS = ("landing", "run_page", "runs_table", "chart_view", "sweep_view", "parent_page", "parent_figure")
 
 
 @pytest.mark.long
@@ -28,4 +28,4 @@ def test_the_mlflow_ui_shows_which_setting_wins():
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert all((out / f"{name}.png").stat().st_size > 10_000 for name in SHOTS)
     (out / SCREENSHOT_LIST).write_text("".join(f"{line}\n" for line in proc.stdout.splitlines()
-                                               if line.startswith(("screenshot:", "runs table:", "chart view"))))
+                                               if line.startswith(("screenshot:", "landing:", "run page:", "runs table:", "chart view"))))

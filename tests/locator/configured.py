@@ -82,6 +82,14 @@ def configured_locators(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
                                "locator.system=Peer"]
     yield "imported locagent", ["locator=imported", f"locator.path={locagent}", "locator.format=locagent",
                                 "locator.system=LocAgent"]
+    # a locator YAML added since (README, "Adding a locator"): audited as its YAML composes it, with
+    # nothing to list here; an entry above only opens thresholds or variants so that more is read
+    yield from ((name, [f"locator={name}"]) for name in sorted(unaudited(list(_LISTED))))
+
+
+_LISTED = ("bm25", "hybrid", "entities", "locagent", "embedding_retrieval", "reranked", "two_phase", "two_phase_retrieval",
+           "range_runtime", "file_runtime", "evidence_filter", "semantic_zoom", "definition_reader", "ast_lane",
+           GENERATING, "imported")  # the YAMLs configured_locators names above
 
 
 def unaudited(labels: list[str]) -> set[str]:

@@ -271,3 +271,20 @@ def test_the_context_is_the_only_door():
     assert not any(isinstance(value, RepositoryView) for value in vars(ctx).values()), held
     assert set(vars(ctx)) == {"trace", "_system_one", "_selection", "stages", "concurrency", "read", "index_read", "index_outline",
                               "outline", "search", "stat", "source_files", "files", "lines_read", "index_lines"}
+
+
+def test_a_locator_yaml_added_without_an_entry_is_audited_as_it_composes(tmp_path, monkeypatch):
+    """README's "Adding a locator", word for word, turned the suite red: a new YAML went unaudited until
+    it was listed in tests/locator/configured.py. It is audited by itself now."""
+    import shutil
+
+    import experiments.paths
+    from tests.locator.configured import configured_locators
+
+    conf = tmp_path / "conf"
+    shutil.copytree(experiments.paths.CONF_DIR / "locator", conf / "locator")
+    (conf / "locator" / "first_lines.yaml").write_text("_target_: locator.first_lines.FirstLines\nlines: 40\n")
+    monkeypatch.setattr(experiments.paths, "CONF_DIR", conf)
+    yielded = dict(configured_locators(tmp_path))
+    assert yielded["first_lines"] == ["locator=first_lines"]
+    assert "bm25" in yielded and "two_phase" not in yielded  # the listed ones keep their entries alone

@@ -186,17 +186,25 @@ def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothi
         assert ws.runs(filter_string="attributes.status = 'RUNNING'")  # what kill -9 leaves behind
 
         rerun = ws.run("experiments.run", *sweep, multirun=True)
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+        # the same sweep once more, ended: a new parent, named and linked apart from the first (issue 49, point 11)
+        again = ws.run("experiments.run", *sweep, multirun=True)
+    assert again.returncode == 0, again.stderr[-3000:]
+    second = next(p for p in ws.runs(filter_string="tags.`loclab.kind` = 'sweep'") if p.info.run_id != parent.info.run_id)
+    assert second.info.run_name == parent.info.run_name + " #2" and second.data.tags["loclab.rerun_of"] == parent.info.run_id
+    assert "this is run #2" in again.stdout
     assert "resuming stopped sweep run" in rerun.stdout and "already finished in this sweep" in rerun.stdout
-    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
+    parent = ws.client().get_run(parent.info.run_id)
     assert parent.info.status == "FINISHED" and parent.data.metrics["8 sweep/jobs_total"] == 2
-    finished = [j for j in ws.jobs() if j.info.status == "FINISHED"]
+    finished = [j for j in ws.jobs() if j.info.status == "FINISHED" and j.data.tags["mlflow.parentRunId"] == parent.info.run_id]
     assert sorted(j.data.params["locator.reader.schedule.batch_size"] for j in finished) == ["2", "4"]  # one per config
     # waiting on System One's half-second answers is wall time, not the job's CPU time
     assert all(0 < j.data.metrics["7 harness/job_cpu_s"] < j.data.metrics["7 harness/job_s"] / 2 for j in finished), \
         [(j.data.metrics["7 harness/job_cpu_s"], j.data.metrics["7 harness/job_s"]) for j in finished]
-    killed = [j for j in ws.jobs() if j.info.status == "KILLED"]
-    assert len(killed) == 1 and all(j.data.tags["mlflow.parentRunId"] == parent.info.run_id for j in ws.jobs())
+    first = [j for j in ws.jobs() if j.data.tags["mlflow.parentRunId"] == parent.info.run_id]
+    killed = [j for j in first if j.info.status == "KILLED"]
+    assert len(killed) == 1 and len(first) == 3
     assert not ws.runs(filter_string="attributes.status = 'RUNNING'")
 
 
@@ -272,7 +280,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_an_unreachable_tracking_server_is_one_line_naming_the_variable_before_anything_runs(ws):
+def test_an_unreachable_tracking_server_is_one_line_naming_the_variable_before_anything_runs(tmp_path, subject_cache):
+    ws = Workspace(tmp_path, subject_cache, pristine_store=False)  # so that a local store made by mistake shows
     import subprocess
     import sys
     import time

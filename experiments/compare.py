@@ -25,6 +25,8 @@ from experiments.analysis import (  # noqa: E402
     AnalysisError, analysis_parser, describe_reduction, find_runs, load_arm, open_store, print_table, same_task_set,
     shared_tasks, task_values, write_report,
 )
+from experiments.metric_keys import logged_value, metric_key  # noqa: E402
+from experiments.sweep_record import BEST_BY  # noqa: E402
 from metrics.definitions import METRICS, MetricKind  # noqa: E402
 from metrics.statistics import (  # noqa: E402
     MIN_CLUSTERS_FOR_CI, PERMUTATION_TEST, cluster_bootstrap_ci, holm, paired_test,
@@ -157,7 +159,9 @@ def _difference_plot(base: pd.DataFrame, other: pd.DataFrame, metric: str, title
 def main(argv: list[str] | None = None) -> int:
     parser = analysis_parser("compare", __doc__)
     parser.add_argument("runs", nargs="+", help="run ids, run names, or 'filter:<MLflow filter>' (first = baseline)")
-    parser.add_argument("--primary", default="file_recall", help="metric of the per-task difference plot")
+    parser.add_argument("--primary", default=BEST_BY[0],
+                        help=f"metric of the per-task difference plot and the report run's metrics (default {BEST_BY[0]}, "
+                             "what the sweeps rank by)")
     args = parser.parse_args(argv)
     try:
         client = open_store(args)
@@ -205,11 +209,24 @@ def main(argv: list[str] | None = None) -> int:
         tables[f"compare_{key}"] = table
         tables[f"per_task_{key}"] = wlt
         figures[f"difference_{key}"] = _difference_plot(base_tasks, other_tasks, args.primary, f"{name}: Δ {args.primary}")
+    # the report run's numbers: per arm (by its position, 1 = the first after the baseline) the paired
+    # difference in the primary metric, its CI and its Holm-adjusted p; arm labels are no MLflow keys
+    primary = metric_key(args.primary)
+    report_metrics = {f"{primary}_base": float(base_tasks[args.primary].mean())} if args.primary in base_tasks else {}
+    for i, table in enumerate(comparisons, start=1):
+        if args.primary in table.index and table.loc[args.primary, "n"]:
+            row = table.loc[args.primary]
+            report_metrics |= {f"{primary}_diff_arm{i}": row["diff"], f"{primary}_diff_arm{i}_ci95_low": row["ci95_low"],
+                               f"{primary}_diff_arm{i}_ci95_high": row["ci95_high"]}
+            if row.get("p_holm") == row.get("p_holm"):
+                report_metrics[f"{primary}_p_holm_arm{i}"] = row["p_holm"]
     folder = write_report("compare", args.experiment, tables, figures,
                           {"loclab.manifest_blake3": manifest, "loclab.arms": ",".join(a.run_id for a in arms),
                            "loclab.reduction": describe_reduction(arms, shared)},
                           args.out, params={"baseline": base.label, "arms": ", ".join(a.label for a in arms[1:])},
-                          reported=[a.run_id for a in arms])
+                          reported=[a.run_id for a in arms],
+                          metrics={k: logged_value(v) for k, v in report_metrics.items() if v == v and v is not None},
+                          title=f"{base.label} vs " + (arms[1].label if len(arms) == 2 else f"{len(arms) - 1} arms"))
     print(f"report: {folder}")
     return 0
 

@@ -91,6 +91,11 @@ def test_compare_paired_report(store, capsys):
     assert report.data.tags["loclab.reported_runs"] == f"{bm25.info.run_id},{two_phase.info.run_id}"
     names = [a.path for a in store.client().list_artifacts(report.info.run_id)]
     assert names and all(re.fullmatch(r"[A-Za-z0-9._-]+", n) for n in names)  # the MLflow UI serves only these
+    # named for its arms, its headline numbers as metrics: the difference in file Acc@5, what sweeps rank by
+    assert report.info.run_name.startswith("compare · ") and " vs " in report.info.run_name
+    diff = table.loc["file_acc_all@5", "diff"]
+    assert report.data.metrics["1 quality/file_acc_all_at_5_diff_arm1"] == pytest.approx(diff, abs=1e-4)
+    assert "1 quality/file_acc_all_at_5_diff_arm1_ci95_low" in report.data.metrics
 
 
 def test_compare_refuses_different_task_sets(store):

@@ -26,7 +26,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from experiments.config import compose_config
-from experiments.paths import PROJECT_ROOT
 from experiments.tracking import sqlite_uri, tracking_uri
 from experiments.ui_links import run_page
 from metrics.aggregate import REPEAT_REDUCTION, per_task_values
@@ -61,7 +60,8 @@ def analysis_parser(module: str, doc: str) -> argparse.ArgumentParser:
     parser.add_argument("--experiment", help="MLflow experiment of the runs (default: loclab-<dataset>, as the runner)")
     parser.add_argument("--db", help="MLflow SQLite file (default: as the runner: MLFLOW_TRACKING_URI, "
                                      "LOCLAB_MLFLOW_DB, else runs/mlflow.db)")
-    parser.add_argument("--out", help="report folder (default runs/reports/<command>-<time>)")
+    parser.add_argument("--out", help="report folder (default paths.reports_dir/<command>-<time>: runs/reports, "
+                                      "or LOCLAB_RUNS_DIR/reports)")
     parser.add_argument("--format", type=TableFormat, choices=list(TableFormat), default=TableFormat.TABLE,
                         help="how tables print: table (terminal), markdown or latex")
     return parser
@@ -297,7 +297,8 @@ def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], fi
     `reports_experiment(experiment)`, linked to the runs it reports on (`reported`, run ids), named
     `title` (what it reports on: "compare report" alone said nothing in a list of them) and with its
     headline numbers as `metrics` (MLflow keys), so the report run charts them."""
-    folder = Path(out_dir) if out_dir else PROJECT_ROOT / "runs" / "reports" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folder = (Path(out_dir) if out_dir else
+              Path(compose_config().paths.reports_dir) / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}")
     folder.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
         frame.to_csv(folder / f"{artifact_name(name)}.csv")

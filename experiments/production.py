@@ -302,11 +302,12 @@ def guarded_paths(cfg: DictConfig) -> list[str]:
     """What a localizing process may not reach, known from the config alone: caches, results, the data
     set's files (every absolute path its loader names: a folder itself, a file with the folder it lies
     in — a mirrors folder's parent may hold the checkout), the tracking store's files, `../shared`, the
-    checkout's runs, and the data the environment names."""
+    checkout's runs and the configured runs folder, and the data the environment names."""
     data = [Path(p) if os.path.isdir(p) else Path(p).parent
             for p in _absolute_paths(OmegaConf.to_container(cfg.dataset.loader, resolve=True))]
     tracking = _absolute_paths(OmegaConf.to_container(cfg.tracking, resolve=True))  # the store's own files
     found = [cfg.paths.cache_dir, cfg.paths.results_dir, *data, *tracking, *shared_dirs(), PROJECT_ROOT / "runs",
+             cfg.paths.runs_dir,
              *(value for name, value in os.environ.items() if name in DATA_VARIABLES and os.path.isabs(value))]
     return sorted({str(p) for p in found})
 

@@ -43,7 +43,7 @@ from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, Tas
 from experiments.production import spawn_worker
 from experiments.report import (HEADLINE_COST, HEADLINE_QUALITY, SUMMARY_METRICS, by_language, headline_figure,
                                 job_description, per_task_frame, print_summary)
-from experiments.sweep_summary import SWEEP_JOB_TAG
+from experiments.sweep_summary import SPLITS_TAG, SWEEP_JOB_TAG
 from experiments.sweep_worker import end_with_the_sweep, mark_killed, on_stop_signals, working_for
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.ui_links import run_page
@@ -335,6 +335,8 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     summary = aggregate(ok) if len(ok) else pd.DataFrame()
     counts = {"total": len(frame), "ok": len(ok), "failed": int((frame.status == "failed").sum()),
               "reused": int(frame.reused.sum())}
+    # the splits the tasks are in (dev, test): a sweep prints `calibrate`, which chooses on one and reports on another, only with them
+    mlflow.set_tag(SPLITS_TAG, ",".join(sorted({str(s) for s in frame.split.dropna() if str(s)})))
     produced = sorted(set(ok.produced_at.dropna()))
     mlflow.set_tag("loclab.results_produced_at", ",".join(produced)[:4000])
     _log_record(outcomes, job)

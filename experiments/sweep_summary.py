@@ -14,6 +14,8 @@ from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
 
 SWEEP_JOB_TAG = "loclab.sweep_job"  # a job's number in its sweep, in launch order
 SWEEP_VIEW_TAG = "loclab.sweep_view"  # a sweep parent's link (a URL fragment) to the view of its jobs
+SPLITS_TAG = "loclab.splits"  # a job's task splits, comma-separated (dev,test): what `calibrate` chooses and reports on
+CALIBRATE_SPLITS = {"dev", "test"}  # experiments.calibrate's default --choose-split and --report-split
 BEST_JOB_TAG = "loclab.best_job"  # a sweep parent's best job (experiments.sweep_record.best_job), by run id
 BEST_CHOSEN_ON_TAG = "loclab.best_job_chosen_on"  # on which tasks the best job was chosen, in words
 BEST_MARK = "★"  # the best job's row in the terminal table
@@ -92,6 +94,12 @@ def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_comman
         console.print(f"compare:   {PYTHON} -m experiments.compare {' '.join(finished)} --experiment {experiment}",
                       markup=False, highlight=False, soft_wrap=True)
     if 1 <= len(swept_params) <= 2 and finished:
-        params = " ".join(f"--param {p}" for p in swept_params)
-        console.print(f"calibrate: {PYTHON} -m experiments.calibrate --experiment {experiment} --sweep {parent.info.run_id} "
-                      f"{params}", markup=False, highlight=False, soft_wrap=True)
+        splits = set.intersection(*[set(j.data.tags.get(SPLITS_TAG, "").split(",")) for j in jobs
+                                    if j.info.status == "FINISHED"])
+        if CALIBRATE_SPLITS <= splits:
+            params = " ".join(f"--param {p}" for p in swept_params)
+            console.print(f"calibrate: {PYTHON} -m experiments.calibrate --experiment {experiment} --sweep {parent.info.run_id} "
+                          f"{params}", markup=False, highlight=False, soft_wrap=True)
+        else:  # it would only refuse: it chooses on dev and reports on test
+            console.print("calibrate: not printed: the tasks have no dev and test splits to choose on and report on",
+                          markup=False, highlight=False, soft_wrap=True)

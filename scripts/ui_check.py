@@ -4,8 +4,8 @@
     .venv/bin/python scripts/ui_check.py [--out runs/ui-check]
 
 Runs the 9-job `reader_calibration` sweep on two demo tasks into a fresh SQLite store, then the
-`compare` and `calibrate` commands the sweep printed, pasted as printed (calibrate must refuse the
-demo set, which has no dev/test split, with a clear error). Starts `mlflow ui` on the store and drives
+`compare` command the sweep printed, pasted as printed (`calibrate` must not be printed: the demo set
+has no dev/test split, so it would only refuse). Starts `mlflow ui` on the store and drives
 Debian's Chromium (Selenium) as a researcher would, with MLflow's assistant panel closed:
 
 - the landing page: the `jobs view:` link the sweep printed opens the experiment's runs (not MLflow's
@@ -154,19 +154,17 @@ def run_sweep(work: Path, env: dict[str, str], failures: list[str]) -> dict[str,
     if set(shown) != {"MLflow UI", "jobs view"}:
         failures.append(f"the sweep printed {sorted(shown)}, not the MLflow UI command and the jobs view link")
     printed = {m.group(1): m.group(0) for m in re.finditer(r"^(compare|calibrate):\s+\S*python\S* -m .*$", proc.stdout, re.M)}
-    if set(printed) != {"compare", "calibrate"}:
-        failures.append(f"the sweep printed {sorted(printed)} ready-to-paste commands, not compare and calibrate")
+    if set(printed) != {"compare"}:
+        failures.append(f"the sweep printed {sorted(printed)} ready-to-paste commands, not compare alone (the demo set "
+                        "has no dev/test split, so calibrate would only refuse)")
         return shown
+    if "calibrate: not printed: the tasks have no dev and test splits" not in proc.stdout:
+        failures.append("the sweep did not say why it printed no calibrate command")
     compare = subprocess.run(_pasted(printed["compare"]) + ["--out", str(work / "compare")], cwd=ROOT, env=env,
                              capture_output=True, text=True)
     if compare.returncode != 0:
         failures.append(f"the printed compare command failed: {compare.stderr[-1500:]}")
-    calibrate = subprocess.run(_pasted(printed["calibrate"]), cwd=ROOT, env=env, capture_output=True, text=True)
-    if calibrate.returncode == 0 or "no task of the shared set is in split" not in calibrate.stderr:
-        failures.append("the printed calibrate command did not refuse the demo set (no dev/test split) with a clear "
-                        f"error: exit {calibrate.returncode}, {calibrate.stderr[-500:]!r}")
-    print(f"pasted: {printed['compare'][:100]}… exit {compare.returncode}; "
-          f"{printed['calibrate'][:80]}… exit {calibrate.returncode} ({calibrate.stderr.strip().splitlines()[-1][:160]})")
+    print(f"pasted: {printed['compare'][:100]}… exit {compare.returncode}; calibrate not printed (no dev/test split)")
     return shown
 
 

@@ -184,3 +184,22 @@ def test_a_thread_count_that_is_not_a_whole_positive_number_is_refused_naming_th
     with pytest.raises(InstantiationException, match=r"system_one\.backend\.threads must be a whole number >= 1 "
                                                       r"\(or LOCLAB_MODEL_THREADS\), got"):
         backend("local_llm")
+
+
+def test_the_runs_folder_moves_everything_a_run_writes_out_of_the_checkout(tmp_path, monkeypatch):
+    """With every store variable pointed elsewhere, runs/hydra and runs/reports still landed in the
+    checkout (issue 49, point 13): LOCLAB_RUNS_DIR moves them all."""
+    from hydra import compose, initialize_config_dir
+
+    from experiments.config import register_resolvers
+    from experiments.paths import CONF_DIR
+
+    for name in ("LOCLAB_RESULTS_DIR", "LOCLAB_MLFLOW_DB", "LOCLAB_MLFLOW_ARTIFACTS", "MLFLOW_TRACKING_URI"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LOCLAB_RUNS_DIR", str(tmp_path))
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", return_hydra_config=True)
+    written = [cfg.paths.results_dir, cfg.paths.reports_dir, cfg.tracking.db_path, cfg.tracking.artifact_dir,
+               cfg.hydra.run.dir, cfg.hydra.sweep.dir]
+    assert all(str(path).startswith(str(tmp_path) + "/") for path in written), written

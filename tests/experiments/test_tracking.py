@@ -107,7 +107,7 @@ def _job_run(run_id: str, name: str, job: int):
 
     info = RunInfo(run_id=run_id, experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
                    lifecycle_stage="active", run_name=name)
-    tags = [RunTag("loclab.sweep_job", str(job)), RunTag("mlflow.runName", name),
+    tags = [RunTag("loclab.sweep_job", str(job)), RunTag("mlflow.runName", name), RunTag("loclab.splits", "dev,test"),
             RunTag(CI_TAG, ci_tag({"file_acc_all@5": (0.25, 0.75, 3)}))]
     return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_5", 0.5, 0, 0)], params=[Param("limit", "1")], tags=tags))
 
@@ -127,6 +127,14 @@ def test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command()
     assert compare.endswith("--experiment loclab-demo")  # one line, however narrow the console
     assert compare.split()[1] == sys.executable  # not a bare `python`: the venv need not be active
     assert any(line.startswith("calibrate:") and line.endswith("--param limit") for line in lines)
+    # tasks without dev and test splits: calibrate would only refuse, so it is not printed (issue 49, point 13)
+    for job in jobs:
+        job.data._tags["loclab.splits"] = ""
+    bare = Console(width=200, record=True)
+    print_sweep_summary(_job_run("p" * 32, "sweep", 0), jobs, "loclab-demo", "mlflow ui", ["limit"],
+                        "http://127.0.0.1:5000", console=bare)
+    assert "calibrate: not printed: the tasks have no dev and test splits" in bare.export_text()
+    assert "-m experiments.calibrate" not in bare.export_text()
     wide = Console(width=200, record=True)
     print_sweep_summary(_job_run("p" * 32, "sweep", 0), jobs, "loclab-demo", "mlflow ui", ["limit"],
                         "http://127.0.0.1:5000", console=wide)

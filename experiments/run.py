@@ -38,7 +38,7 @@ from experiments.gc_tuning import tune_gc
 from experiments.metric_keys import CI_TAG, ci_tag, language_metric_key, logged_value, metric_key
 from experiments.mlflow_traces import log_task_trace
 from experiments.overrides import check_or_exit
-from experiments.paths import git_revision, register_resolvers
+from experiments.paths import PROJECT_ROOT, git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.production import spawn_worker
 from experiments.report import (HEADLINE_COST, HEADLINE_QUALITY, SUMMARY_METRICS, by_language, headline_figure,
@@ -498,9 +498,26 @@ def _input_error(exc: BaseException) -> BaseException | None:
     return None
 
 
+_OWN_PACKAGES = ("experiments", "dataset", "locator", "metrics", "render")
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """loclab's own warnings (a gold hunk placed at an offset, a result adjusted) as one line
+    `warning: …`: Python's default echoed the source line that raised them after the message."""
+    if filename and Path(filename).resolve().is_relative_to(PROJECT_ROOT) and \
+            Path(filename).resolve().relative_to(PROJECT_ROOT).parts[0] in _OWN_PACKAGES:
+        tqdm.write(f"warning: {message}", file=file or sys.stderr)  # on its own line, under the progress bar
+        return
+    _default_show_warning(message, category, filename, lineno, file, line)
+
+
+_default_show_warning = warnings.showwarning
+
+
 def run_or_exit(cfg: DictConfig, stage: Stage) -> None:
     """A single job whose tasks failed exits 3 (a script can tell it from a crash); in a sweep the
     job fails like any other so the sweep goes on and its parent run is FAILED."""
+    warnings.showwarning = _show_warning
     try:
         run_job(cfg, stage)
     except TasksFailedError as exc:

@@ -214,6 +214,9 @@ def test_a_truncated_saved_result_is_localized_again_and_scoring_alone_names_it(
     saved.write_text(saved.read_text()[:200])
     proc = _ok(ws.run("experiments.run", "locator=bm25", "limit=1"))
     assert "saved result is unreadable" in proc.stderr and "localizing again" in proc.stderr
+    # one line saying so, not Python's `file:line: UserWarning:` with the source line that warned echoed after it
+    [said] = [line for line in proc.stderr.splitlines() if "saved result is unreadable" in line]
+    assert said.startswith("warning: ") and "warnings.warn(" not in proc.stderr
     rerun = max(ws.jobs(), key=lambda r: r.info.start_time)
     assert rerun.data.metrics["6 tasks/reused"] == 0 and rerun.data.metrics["6 tasks/ok"] == 1
     json.loads(saved.read_text())  # whole again

@@ -15,7 +15,8 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 echo "setup: installing loclab[$EXTRAS] with requirements.lock into .venv (a few minutes)..." >&2
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e ".[$EXTRAS]"
+# pip says what it collects and installs: a quiet install looked hung for minutes
+.venv/bin/python -m pip install --disable-pip-version-check --progress-bar off -c requirements.lock -e ".[$EXTRAS]" >&2
 bash scripts/install_stamp.sh "$EXTRAS" > .venv/loclab-install.stamp
 echo "$EXTRAS" > .venv/loclab-install.extras
 echo "setup: done ($(.venv/bin/python -m pip list --format=freeze 2>/dev/null | wc -l) packages)" >&2

@@ -135,30 +135,84 @@ def ci_text(job: Run, name: str) -> str | None:
     return f"[{_fmt(bounds[0])}, {_fmt(bounds[1])}]" + ("" if clusters is None else f" ({clusters} repos)")
 
 
-def _figure(jobs: list[Run]):
-    from matplotlib.figure import Figure  # drawn once, when a sweep ends
+LABEL_OFFSETS = [(dx, dy) for r in (6, 14, 24, 36) for dx, dy in ((r, r), (r, -r), (-r, r), (-r, -r), (r, 0), (0, r),
+                                                                     (-r, 0), (0, -r))]  # points, nearest first
 
-    figure = Figure(figsize=(11, 4.2))
+
+def _setting(job: Run) -> str:
+    """What a point is: the job's swept values (its name up to the shared part)."""
+    return (job.info.run_name or job.info.run_id).split(" · ")[0]
+
+
+def _frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The Pareto front of (cost, quality): the points no other beats on both (cheaper or equal and better)."""
+    front, best = [], float("-inf")
+    for x, y in sorted(points, key=lambda p: (p[0], -p[1])):
+        if y > best:
+            front.append((x, y))
+            best = y
+    return front
+
+
+def _place_labels(axis, figure, labelled: list[tuple[str, float, float]]) -> list:
+    """Each label beside its point at the nearest offset where its rendered box overlaps no label
+    placed before it nor the legend; the texts, as placed."""
+    renderer = figure.canvas.get_renderer()
+    legend = axis.get_legend()
+    placed, boxes = [], [legend.get_window_extent(renderer)] if legend else []
+    for text, x, y in labelled:
+        for dx, dy in LABEL_OFFSETS:
+            note = axis.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=7,
+                                 ha="left" if dx >= 0 else "right", va="bottom" if dy >= 0 else "top",
+                                 arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "0.5"} if abs(dx) > 6 else None)
+            box = note.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in boxes):
+                break
+            note.remove()
+        else:  # every offset taken: the farthest (tests draw a crowded sweep and find no overlap)
+            note = axis.annotate(text, (x, y), xytext=LABEL_OFFSETS[-1], textcoords="offset points", fontsize=7)
+            box = note.get_window_extent(renderer)
+        placed.append(note)
+        boxes.append(box)
+    return placed
+
+
+def _figure(jobs: list[Run]):
+    """File Acc@5 of every job against each cost, with its 95 % CI, labelled by setting (jobs at the
+    same point share one label), and the Pareto front drawn: what the parent's page shows."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # drawn once, when a sweep ends
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(12, 5))
+    FigureCanvasAgg(figure)
     axes = figure.subplots(1, len(COST))
+    quality = QUALITY[0]
+    labels = []
     for axis, cost in zip(axes, COST):
-        for quality, marker in zip(QUALITY, ("o", "s")):
-            points = [(j, _value(j, cost), _value(j, quality)) for j in jobs]
-            points = [(j, x, y) for j, x, y in points if x is not None and y is not None]
-            if not points:
-                continue
-            xs, ys = [x for _, x, _ in points], [y for _, _, y in points]
-            low = [max(y - (_value(j, quality, "low") or y), 0) for j, _, y in points]
-            high = [max((_value(j, quality, "high") or y) - y, 0) for j, _, y in points]
-            axis.errorbar(xs, ys, yerr=[low, high], fmt=marker, capsize=3, label=quality)
-            for j, x, y in points:
-                axis.annotate(str(j.data.tags.get(SWEEP_JOB_TAG, "?")), (x, y), xytext=(4, 4),
-                              textcoords="offset points", fontsize=8)
+        points = [(j, _value(j, cost), _value(j, quality)) for j in jobs]
+        points = [(j, x, y) for j, x, y in points if x is not None and y is not None]
+        for j, x, y in points:
+            low, high = _value(j, quality, "low"), _value(j, quality, "high")
+            axis.errorbar([x], [y], yerr=[[max(y - (low if low is not None else y), 0)], [max((high if high is not None else y) - y, 0)]],
+                          fmt="o", color="tab:blue", ecolor="0.75", elinewidth=0.8, capsize=2, markersize=5, zorder=3)
+        if points:
+            front = _frontier([(x, y) for _, x, y in points])
+            axis.step([x for x, _ in front], [y for _, y in front], where="post", color="tab:red", lw=1.2,
+                      marker="o", mfc="none", mec="tab:red", ms=10, label="Pareto front (no job cheaper and better)",
+                      zorder=2)  # ringed points: a front of one job is a point
+            axis.legend(fontsize=8, loc="lower right")
+        at: dict[tuple[float, float], list[str]] = {}
+        for j, x, y in points:
+            at.setdefault((x, y), []).append(_setting(j))
+        labels.append([("; ".join(names), x, y) for (x, y), names in sorted(at.items(), key=lambda i: -i[0][1])])
         axis.set_xlabel(f"{cost} per task")
-        axis.set_ylabel("mean over tasks (95% CI)")
-        axis.set_ylim(-0.02, 1.05)
-        axis.legend(fontsize=8)
-    figure.suptitle("quality vs cost of every job (labels: job number, as in the table)")
+        axis.set_ylabel(f"{quality} (95% CI)")
+        axis.set_ylim(-0.05, 1.1)
+        axis.margins(x=0.2)
+    figure.suptitle(f"{quality} against cost, every job labelled by its setting")
     figure.tight_layout()
+    for axis, labelled in zip(axes, labels):  # after the layout: a label's place is where it is drawn
+        _place_labels(axis, figure, labelled)
     return figure
 
 

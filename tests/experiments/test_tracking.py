@@ -266,3 +266,32 @@ def test_a_finished_sweep_gives_its_stop_signals_back(default_stop_signals):
     parent.handled = on_stop_signals(parent._stop)
     parent.on_multirun_end(config=None)
     assert all(signal.getsignal(s) is signal.SIG_DFL for s in STOP_SIGNALS)
+
+
+def test_the_sweep_figure_labels_settings_draws_the_front_and_overprints_nothing():
+    """Labels were job numbers, 6, 7 and 8 overprinted into one and the front was not drawn (issue 49,
+    point 5): checked on the rendered text's bounding boxes of a crowded nine-job sweep."""
+    from mlflow.entities import Metric, Run, RunData, RunInfo, RunTag
+
+    from experiments.sweep_record import _figure
+
+    def job(i: int, acc: float, tokens: float, lines: float) -> Run:
+        info = RunInfo(run_id=f"{i:032d}", experiment_id="1", user_id="u", status="FINISHED", start_time=0,
+                       end_time=1, lifecycle_stage="active", run_name=f"0.{i}, 0.75 · action_threshold · two_phase@demo")
+        metrics = [Metric("1 quality/file_acc_all_at_5", acc, 0, 0), Metric("2 cost/input_tokens", tokens, 0, 0),
+                   Metric("2 cost/source_lines_read", lines, 0, 0)]
+        return Run(info, RunData(metrics=metrics, tags=[RunTag(CI_TAG, ci_tag({"file_acc_all@5": (0.0, 1.0, 3)}))]))
+
+    # three jobs at one point, four a hair apart, two apart
+    jobs = [job(i, 0.5, 9000, 700) for i in range(3)] + [job(3 + i, 0.52 + 0.01 * i, 9100 + 40 * i, 705 + i) for i in range(4)]
+    jobs += [job(7, 1.0, 4000, 300), job(8, 0.0, 20000, 1500)]
+    figure = _figure(jobs)
+    renderer = figure.canvas.get_renderer()
+    for axis in figure.axes:
+        texts = [t for t in axis.texts]
+        boxes = [t.get_window_extent(renderer) for t in texts] + [axis.get_legend().get_window_extent(renderer)]
+        assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:]), [t.get_text() for t in texts]
+        assert "0.0, 0.75; 0.1, 0.75; 0.2, 0.75" in [t.get_text() for t in texts]  # one label for jobs at one point
+        assert len(texts) == 7 and all(t.get_text().startswith("0.") for t in texts)  # settings, not job numbers
+        [front] = [line for line in axis.get_lines() if line.get_label().startswith("Pareto front")]
+        assert list(front.get_xdata())[0] in (4000, 300) and list(front.get_ydata())[0] == 1.0  # cheapest and best

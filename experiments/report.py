@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
@@ -117,9 +119,14 @@ def headline_figure(title: str, aggregate: pd.DataFrame):
     quality.set_xlim(0, 1.05)
     if len(_headline(aggregate, HEADLINE_COST)) and (_headline(aggregate, HEADLINE_COST)["mean"] > 0).all():
         cost.set_xscale("log")
-    figure.suptitle(title)
+    # a job's title (locator, data set, manifest, the backend that decided) outgrew the figure and was cut
+    # at both ends: wrapped to the width the figure holds at its font
+    figure.suptitle(textwrap.fill(title, width=TITLE_CHARACTERS), fontsize=11)
     figure.tight_layout()
     return figure
+
+
+TITLE_CHARACTERS = 130  # what an 11-inch figure holds at 11 points (measured: 150, less a margin)
 
 
 def job_description(title: str, aggregate: pd.DataFrame, counts: dict[str, int], overrides: list[str],

@@ -88,3 +88,22 @@ def test_each_language_is_aggregated_over_its_own_tasks_and_a_mixed_task_counts_
     assert sorted(slices) == ["rust", "typescript"]  # a failed task's language has no slice; no languages: none
     assert slices["rust"].loc["file_recall", "n"] == 2 and slices["rust"].loc["file_recall", "mean"] == 0.75
     assert slices["typescript"].loc["file_recall", "n"] == 2 and slices["typescript"].loc["file_recall", "mean"] == 0.25
+
+
+def test_the_headline_figure_holds_its_whole_title():
+    """A job's title outgrew the figure and was cut at both ends in the PNG itself (issue 49, point 7)."""
+    import pandas as pd
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from experiments.report import headline_figure
+
+    title = ("two_phase on swebench_lite_pypi (3f2a9c1d04be) — System One: the local model Qwen2.5-Coder-0.5B-Instruct "
+             "Q4_K_M (bfloat16, cpu) decided every answer of this job, sampled with seed 0 over 3 repeats")
+    aggregate = pd.DataFrame({"mean": [0.5, 1200.0], "ci95_low": [0.3, 900.0], "ci95_high": [0.7, 1500.0]},
+                             index=["file_acc_all@5", "input_tokens"])
+    figure = headline_figure(title, aggregate)
+    FigureCanvasAgg(figure)
+    renderer = figure.canvas.get_renderer()
+    box, page = figure._suptitle.get_window_extent(renderer), figure.bbox
+    assert page.x0 <= box.x0 and box.x1 <= page.x1 and box.y1 <= page.y1
+    assert figure._suptitle.get_text().replace("\n", " ") == title  # all of it, wrapped

@@ -15,8 +15,9 @@ from mlflow.tracking import MlflowClient
 
 from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
 from experiments.ui_links import runs_view
-from experiments.sweep_summary import (BEST_CHOSEN_ON_TAG, BEST_JOB_TAG, COLUMNS, SWEEP_JOB_TAG, SWEEP_VIEW_TAG,
-                                       launch_order)
+from metrics.statistics import cluster_bootstrap_ci, holm, paired_test, smallest_p
+from experiments.sweep_summary import (BEST_CHOSEN_ON_TAG, BEST_JOB_TAG, COLUMNS, PYTHON, SWEEP_JOB_TAG,
+                                       SWEEP_VIEW_TAG, launch_order)
 
 TABLE_ARTIFACT = "sweep_jobs.json"
 FIGURE_ARTIFACT = "sweep_quality_vs_cost.png"
@@ -73,6 +74,66 @@ class Best:
     run: Run
     shared_tasks: int
     candidates: int  # FINISHED jobs with the headline metric that were compared
+
+
+def versus_best(best: Run, jobs: list[Run], per_task: dict[str, pd.DataFrame]) -> dict[str, dict]:
+    """Each other finished job's paired difference to the best in BEST_BY[0] over the tasks both
+    completed (job − best), its 95 % CI and its permutation p clustered by repository, Holm-adjusted
+    across the jobs compared; by run id."""
+    metric, found = BEST_BY[0], {}
+    base = per_task.get(best.info.run_id)
+    for job in jobs:
+        values = per_task.get(job.info.run_id)
+        if job.info.run_id == best.info.run_id or base is None or values is None or metric not in values or metric not in base:
+            continue
+        shared = base.index.intersection(values.index)
+        pair = pd.DataFrame({"a": base.loc[shared, metric], "b": values.loc[shared, metric],
+                             "repo": base.loc[shared, "repository"]}).dropna()
+        if pair.empty:
+            continue
+        test = paired_test(pair.a.to_numpy(float), pair.b.to_numpy(float), pair.repo.to_numpy())
+        low, high = cluster_bootstrap_ci((pair.b - pair.a).to_numpy(float), pair.repo.to_numpy())
+        found[job.info.run_id] = {"diff": float((pair.b - pair.a).mean()), "low": low, "high": high, "p": test.p_value,
+                                  "repositories": int(pair.repo.nunique())}
+    for (run_id, row), adjusted in zip(found.items(), holm([row["p"] for row in found.values()])):
+        row["p_holm"] = adjusted
+    return found
+
+
+def parent_table(jobs: list[Run], rows: list[dict], swept: list[str], best: Run | None,
+                 per_task: dict[str, pd.DataFrame]) -> list[str]:
+    """The parent page's table, in Markdown: one row per job, best first (then by BEST_BY, launch order
+    on ties), the swept values as columns, n and failed tasks, the headline metric with its CI, the
+    difference to the best with its paired CI and Holm-adjusted p, quality and cost beside; under it,
+    the number of repositories and the smallest p they allow."""
+    versus = versus_best(best, jobs, per_task) if best is not None else {}
+    by_id = {row["run_id"]: row for row in rows}
+    best_id = best.info.run_id if best is not None else None
+
+    def order(job: Run) -> tuple:
+        return (job.info.run_id != best_id, *(-(_value(job, m) if _value(job, m) is not None else float("-inf")) for m in BEST_BY),
+                int(job.data.tags.get(SWEEP_JOB_TAG, "0")))
+
+    keys = [k for k in swept if any(swept_value(j, k) is not None for j in jobs)]
+    header = ["", "job", *keys, "status", "n", "failed", f"{BEST_BY[0]} [95% CI]", "Δ to best [paired 95% CI]", "p (Holm)",
+              *[c for c in COLUMNS if c != BEST_BY[0]]]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for job in sorted(jobs, key=order):
+        row, vs = by_id[job.info.run_id], versus.get(job.info.run_id)
+        won = job.info.run_id == best_id
+        cells = ["★" if won else "", str(row["job"]), *[str(swept_value(job, k) or "—").replace("|", "\\|") for k in keys],
+                 row["status"], _fmt_count(row["n"]), _fmt_count(row["failed"]),
+                 _fmt(row[BEST_BY[0]]) + (f" {row[BEST_BY[0] + ' ci95']}" if row[BEST_BY[0] + " ci95"] else ""),
+                 "best" if won else "—" if vs is None else
+                 f"{vs['diff']:+.3f}" + (f" [{vs['low']:+.3f}, {vs['high']:+.3f}]" if vs["low"] is not None else ""),
+                 "" if won or vs is None or vs.get("p_holm") is None else f"{vs['p_holm']:.3f}"]
+        cells += [_fmt(row[name]) for name in COLUMNS if name != BEST_BY[0]]
+        lines.append("| " + " | ".join(cells) + " |")
+    repositories = max((vs["repositories"] for vs in versus.values()), default=None)
+    if repositories is not None:
+        lines += ["", f"Paired over the tasks each job shares with the best, clustered by repository: {repositories} "
+                      f"repositories, so no p can be below {smallest_p(repositories):.3g}; Holm across {len(versus)} jobs."]
+    return lines
 
 
 def best_job(jobs: list[Run], per_task: dict[str, pd.DataFrame]) -> Best | None:
@@ -242,7 +303,8 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
         values = ",".join(dict.fromkeys(v for j in jobs if (v := swept_value(j, key)) is not None))[:6000]
         if values and key not in logged:  # MLflow params are written once
             client.log_param(parent_id, key, values)
-    chosen = best_job(jobs, job_task_values(client, jobs))
+    task_values = job_task_values(client, jobs)
+    chosen = best_job(jobs, task_values)
     best = chosen.run if chosen is not None else None
     if chosen is not None:
         client.set_tag(parent_id, BEST_JOB_TAG, best.info.run_id)
@@ -258,18 +320,13 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
     client.set_experiment_tag(experiment_id, SHARED_VIEW_PREFIX + parent_id, json.dumps(sweep_view(parent_id, columns)))
     view = runs_view(experiment_id, viewStateShareKey=parent_id)
     client.set_tag(parent_id, SWEEP_VIEW_TAG, view)
-    header = ["job", "name", "status", "n", "failed", *COLUMNS]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for job, row in zip(jobs, rows):
-        cells = [str(row["job"]), str(row["name"]).replace("|", "\\|"), row["status"], _fmt_count(row["n"]),
-                 _fmt_count(row["failed"])]
-        cells += [_fmt(row[name]) + (f" {row[name + ' ci95']}" if row[name + " ci95"] else "") for name in COLUMNS]
-        lines.append("| " + " | ".join(cells) + " |")
+    lines = parent_table(jobs, rows, swept, best, task_values)
     best_line = (f"Best by {' then '.join(BEST_BY)} on the {chosen.shared_tasks} tasks every finished job completed: "
                  f"job {best.data.tags.get(SWEEP_JOB_TAG)} `{best.info.run_name}` (run {best.info.run_id})."
                  if chosen is not None else "No job finished with quality metrics on a task every job completed.")
     swept_line = "Swept: " + (", ".join(f"`{k}`" for k in swept) if swept else "nothing") + "."
     description = "\n".join([f"**{len(jobs)} jobs**. {swept_line} {best_line} [The jobs, best first]({view}).", "", *lines, "",
                              f"The table: `{TABLE_ARTIFACT}`; the figure: `{FIGURE_ARTIFACT}`. Job 0 takes every "
-                             "swept value's first (a preset's baseline) and is `compare`'s baseline."])
+                             "swept value's first (a preset's baseline) and is `compare`'s baseline: "
+                             f"`{PYTHON} -m experiments.compare` with the run ids compares any of them on every metric."])
     client.set_tag(parent_id, "mlflow.note.content", description)

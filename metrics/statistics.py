@@ -94,6 +94,14 @@ def cluster_permutation_test(diffs: np.ndarray, clusters: np.ndarray, seed: int 
     return PairedTest(PERMUTATION_TEST, float(sums.sum() / len(diffs)), p, len(diffs), len(labels))
 
 
+def smallest_p(units: int) -> float:
+    """The smallest two-sided p the cluster permutation test can give over this many independent units
+    (repositories): 2 of 2**k sign patterns when enumerated (3 repositories: 0.25), else 1 / (1 + draws)."""
+    if units <= EXACT_CLUSTERS:
+        return min(1.0, 2.0 / 2 ** units)
+    return 1.0 / (1 + PERMUTATION_DRAWS)
+
+
 def paired_test(a: np.ndarray, b: np.ndarray, clusters: np.ndarray) -> PairedTest:
     """The paired test of every comparison: the cluster permutation test of b - a."""
     return cluster_permutation_test(b - a, clusters)

@@ -133,8 +133,19 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     artifacts = {a.path for a in ws.client().list_artifacts(parent.info.run_id)}
     assert {"sweep_jobs.json", "sweep_quality_vs_cost.png"} <= artifacts
     note = parent.data.tags["mlflow.note.content"]
-    assert "| 0 | two_phase, 1 · locator, limit · @demo | FINISHED | 1 | 0 |" in note and "Swept: `limit`, `locator`." in note
-    assert "| job | name | status | n | failed |" in note  # tasks scored and failed per job
+    assert "Swept: `limit`, `locator`." in note
+    # one row per job, best first, the swept values as columns, tasks scored and failed, the difference to
+    # the best with its paired CI and Holm p, and the smallest p the repositories allow (issue 49, point 4)
+    table = [line for line in note.splitlines() if line.startswith("| ")]
+    assert table[0].startswith("|  | job | limit | locator | status | n | failed | file_acc_all@5 [95% CI] | "
+                               "Δ to best [paired 95% CI] | p (Holm) |")
+    rows = [line.removeprefix("| ").removesuffix(" |").split(" | ") for line in table[1:]]  # the separator is |---|
+    by_job = {c.data.tags["loclab.sweep_job"]: c for c in children}
+    assert rows[0][0] == "★" and by_job[rows[0][1]].info.run_id == parent.data.tags["loclab.best_job"]
+    accs = [by_job[row[1]].data.metrics["1 quality/file_acc_all_at_5"] for row in rows]
+    assert accs == sorted(accs, reverse=True) and len(rows) == 4
+    assert {(row[2], row[3]) for row in rows} == {("1", "two_phase"), ("2", "two_phase"), ("1", "bm25"), ("2", "bm25")}
+    assert "no p can be below 1" in note  # one repository: no paired test can say anything
     # the best is chosen on the tasks every finished job completed, and says how many
     assert parent.data.tags["loclab.best_job_chosen_on"] == "1 tasks every one of 4 finished jobs completed"
     # every CI carries the number of repositories it resampled, in the tag and the table

@@ -295,3 +295,39 @@ def test_the_sweep_figure_labels_settings_draws_the_front_and_overprints_nothing
         assert len(texts) == 7 and all(t.get_text().startswith("0.") for t in texts)  # settings, not job numbers
         [front] = [line for line in axis.get_lines() if line.get_label().startswith("Pareto front")]
         assert list(front.get_xdata())[0] in (4000, 300) and list(front.get_ydata())[0] == 1.0  # cheapest and best
+
+
+def test_the_parent_table_is_best_first_with_paired_differences_to_the_best():
+    """It was in launch order under the words "best first" (the best, hybrid 0.900, was row 2), with no
+    difference to the best, no test and no word on what three repositories allow (issue 49, point 4)."""
+    from mlflow.entities import Metric, Run, RunData, RunInfo, RunTag
+
+    from experiments.sweep_record import COLUMNS, parent_table
+
+    accs = {0: [0.0, 0.0, 1.0, 0.0, 0.0, 1.0], 1: [1.0, 1.0, 1.0, 1.0, 1.0, 1.0], 2: [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]}
+    repos = ["a", "a", "b", "b", "c", "c"]
+
+    def job(i: int) -> Run:
+        info = RunInfo(run_id=f"{i:032d}", experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
+                       lifecycle_stage="active", run_name=f"arm{i} · locator · @demo")
+        tags = [RunTag("loclab.sweep_job", str(i)), RunTag("loclab.overrides", f"locator=arm{i}")]
+        return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_5", float(np.mean(accs[i])), 0, 0)], tags=tags))
+
+    jobs = [job(i) for i in range(3)]
+    per_task = {j.info.run_id: pd.DataFrame({"file_acc_all@5": accs[i], "line_recall": accs[i], "repository": repos},
+                                            index=pd.Index([f"t{k}" for k in range(6)], name="task_id"))
+                for i, j in enumerate(jobs)}
+    rows = [{"job": str(i), "run_id": j.info.run_id, "status": "FINISHED", "n": 6, "failed": 0,
+             **{c: (float(np.mean(accs[i])) if c == "file_acc_all@5" else None) for c in COLUMNS},
+             **{f"{c} ci95": None for c in COLUMNS}} for i, j in enumerate(jobs)]
+    lines = parent_table(jobs, rows, ["locator"], jobs[1], per_task)
+    table = [line.removeprefix("| ").removesuffix(" |").split(" | ") for line in lines if line.startswith("| ")][1:]
+    assert [row[1] for row in table] == ["1", "2", "0"] and table[0][0] == "★"  # best first, then by file Acc@5
+    assert [row[2] for row in table] == ["arm1", "arm2", "arm0"]  # the swept value as a column
+    assert table[1][7].startswith("-0.333 [") and table[2][7].startswith("-0.667 [")  # job − best, paired CI
+    from metrics.statistics import cluster_permutation_test, holm
+
+    raw = [cluster_permutation_test(np.array(accs[i]) - np.array(accs[1]), np.array(repos)).p_value for i in (2, 0)]
+    assert holm(raw) != raw  # the adjustment changes something here, so the table shows which it took
+    assert [float(row[8]) for row in table[1:]] == pytest.approx(holm(raw), abs=5e-4)
+    assert lines[-1].endswith("3 repositories, so no p can be below 0.25; Holm across 2 jobs.")

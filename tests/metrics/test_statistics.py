@@ -81,3 +81,14 @@ def test_pareto_front_on_a_hand_made_set():
     )
     front = pareto_front(frame, "recall", "tokens")
     assert list(front[front].index) == ["b", "d", "e"]
+
+
+def test_the_smallest_p_is_what_the_permutation_test_gives_at_its_most_extreme():
+    """The parent table says how small a p its repositories allow (3 demo repositories: 0.25)."""
+    from metrics.statistics import cluster_permutation_test, smallest_p
+
+    assert smallest_p(3) == 0.25 and smallest_p(1) == 1.0
+    for k in (2, 3, 5):
+        extreme = cluster_permutation_test(np.ones(2 * k), np.repeat(np.arange(k), 2))
+        assert extreme.p_value == pytest.approx(smallest_p(k))
+    assert smallest_p(40) == pytest.approx(1 / 20001)

@@ -15,9 +15,10 @@ from mlflow.tracking import MlflowClient
 
 from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
 from experiments.ui_links import runs_view
-from metrics.statistics import cluster_bootstrap_ci, holm, paired_test, smallest_p
+from metrics.pareto import pareto_front
+from metrics.statistics import holm, smallest_p
 from experiments.sweep_summary import (BEST_CHOSEN_ON_TAG, BEST_JOB_TAG, COLUMNS, PYTHON, SWEEP_JOB_TAG,
-                                       SWEEP_VIEW_TAG, launch_order)
+                                       SWEEP_VIEW_TAG, fmt_value, launch_order)
 
 TABLE_ARTIFACT = "sweep_jobs.json"
 FIGURE_ARTIFACT = "sweep_quality_vs_cost.png"
@@ -38,12 +39,6 @@ def _value(run: Run, name: str, bound: str | None = None) -> float | None:
         return run.data.metrics.get(metric_key(name))
     bounds = ci_bounds(run.data.tags, name)
     return None if bounds is None else bounds[0 if bound == "low" else 1]
-
-
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
 def _view_column(jobs: list[Run], key: str) -> str | None:
@@ -78,24 +73,24 @@ class Best:
 
 def versus_best(best: Run, jobs: list[Run], per_task: dict[str, pd.DataFrame]) -> dict[str, dict]:
     """Each other finished job's paired difference to the best in BEST_BY[0] over the tasks both
-    completed (job − best), its 95 % CI and its permutation p clustered by repository, Holm-adjusted
-    across the jobs compared; by run id."""
+    completed (job − best), as `experiments.compare` computes it (cluster-bootstrap CI, permutation p
+    over repositories), Holm-adjusted across the jobs compared; by run id."""
+    from experiments.compare import compare_frames  # it imports this module (BEST_BY): here, not at the top
+
     metric, found = BEST_BY[0], {}
     base = per_task.get(best.info.run_id)
     for job in jobs:
         values = per_task.get(job.info.run_id)
-        if job.info.run_id == best.info.run_id or base is None or values is None or metric not in values or metric not in base:
+        if job.info.run_id == best.info.run_id or base is None or values is None:
+            continue
+        row = compare_frames(base, values, [metric]).loc[metric]
+        if not row["n"]:
             continue
         shared = base.index.intersection(values.index)
-        pair = pd.DataFrame({"a": base.loc[shared, metric], "b": values.loc[shared, metric],
-                             "repo": base.loc[shared, "repository"]}).dropna()
-        if pair.empty:
-            continue
-        test = paired_test(pair.a.to_numpy(float), pair.b.to_numpy(float), pair.repo.to_numpy())
-        low, high = cluster_bootstrap_ci((pair.b - pair.a).to_numpy(float), pair.repo.to_numpy())
-        found[job.info.run_id] = {"diff": float((pair.b - pair.a).mean()), "low": low, "high": high, "p": test.p_value,
-                                  "repositories": int(pair.repo.nunique())}
-    for (run_id, row), adjusted in zip(found.items(), holm([row["p"] for row in found.values()])):
+        found[job.info.run_id] = {"diff": float(row["diff"]), "low": row["ci95_low"], "high": row["ci95_high"],
+                                  "p": row["p"], "units": int(row["clusters"]),
+                                  "repositories": int(base.loc[shared, "repository"].nunique())}
+    for row, adjusted in zip(found.values(), holm([row["p"] for row in found.values()])):
         row["p_holm"] = adjusted
     return found
 
@@ -123,16 +118,18 @@ def parent_table(jobs: list[Run], rows: list[dict], swept: list[str], best: Run 
         won = job.info.run_id == best_id
         cells = ["★" if won else "", str(row["job"]), *[str(swept_value(job, k) or "—").replace("|", "\\|") for k in keys],
                  row["status"], _fmt_count(row["n"]), _fmt_count(row["failed"]),
-                 _fmt(row[BEST_BY[0]]) + (f" {row[BEST_BY[0] + ' ci95']}" if row[BEST_BY[0] + " ci95"] else ""),
+                 fmt_value(row[BEST_BY[0]]) + (f" {row[BEST_BY[0] + ' ci95']}" if row[BEST_BY[0] + " ci95"] else ""),
                  "best" if won else "—" if vs is None else
-                 f"{vs['diff']:+.3f}" + (f" [{vs['low']:+.3f}, {vs['high']:+.3f}]" if vs["low"] is not None else ""),
+                 f"{vs['diff']:+.3f}" + (f" [{vs['low']:+.3f}, {vs['high']:+.3f}]" if vs["low"] == vs["low"] and vs["low"] is not None else ""),
                  "" if won or vs is None or vs.get("p_holm") is None else f"{vs['p_holm']:.3f}"]
-        cells += [_fmt(row[name]) for name in COLUMNS if name != BEST_BY[0]]
+        cells += [fmt_value(row[name]) for name in COLUMNS if name != BEST_BY[0]]
         lines.append("| " + " | ".join(cells) + " |")
-    repositories = max((vs["repositories"] for vs in versus.values()), default=None)
-    if repositories is not None:
-        lines += ["", f"Paired over the tasks each job shares with the best, clustered by repository: {repositories} "
-                      f"repositories, so no p can be below {smallest_p(repositories):.3g}; Holm across {len(versus)} jobs."]
+    if versus:
+        compared = max(versus.values(), key=lambda vs: vs["units"])
+        units = (f"{compared['repositories']} repositories" if compared["units"] == compared["repositories"] else
+                 f"{compared['units']} tasks of one repository")  # one repository: the tasks are the test's units
+        lines += ["", f"Paired over the tasks each job shares with the best, clustered by repository: {units}, "
+                      f"so no p can be below {smallest_p(compared['units']):.3g}; Holm across {len(versus)} jobs."]
     return lines
 
 
@@ -193,7 +190,7 @@ def ci_text(job: Run, name: str) -> str | None:
     if bounds is None:
         return None
     clusters = ci_clusters(job.data.tags, name)
-    return f"[{_fmt(bounds[0])}, {_fmt(bounds[1])}]" + ("" if clusters is None else f" ({clusters} repos)")
+    return f"[{fmt_value(bounds[0])}, {fmt_value(bounds[1])}]" + ("" if clusters is None else f" ({clusters} repos)")
 
 
 LABEL_OFFSETS = [(dx, dy) for r in (6, 14, 24, 36) for dx, dy in ((r, r), (r, -r), (-r, r), (-r, -r), (r, 0), (0, r),
@@ -205,22 +202,12 @@ def _setting(job: Run) -> str:
     return (job.info.run_name or job.info.run_id).split(" · ")[0]
 
 
-def _frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The Pareto front of (cost, quality): the points no other beats on both (cheaper or equal and better)."""
-    front, best = [], float("-inf")
-    for x, y in sorted(points, key=lambda p: (p[0], -p[1])):
-        if y > best:
-            front.append((x, y))
-            best = y
-    return front
-
-
-def _place_labels(axis, figure, labelled: list[tuple[str, float, float]]) -> list:
+def _place_labels(axis, figure, labelled: list[tuple[str, float, float]]) -> None:
     """Each label beside its point at the nearest offset where its rendered box overlaps no label
-    placed before it nor the legend; the texts, as placed."""
+    placed before it nor the legend."""
     renderer = figure.canvas.get_renderer()
     legend = axis.get_legend()
-    placed, boxes = [], [legend.get_window_extent(renderer)] if legend else []
+    boxes = [legend.get_window_extent(renderer)] if legend else []
     for text, x, y in labelled:
         for dx, dy in LABEL_OFFSETS:
             note = axis.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=7,
@@ -233,9 +220,7 @@ def _place_labels(axis, figure, labelled: list[tuple[str, float, float]]) -> lis
         else:  # every offset taken: the farthest (tests draw a crowded sweep and find no overlap)
             note = axis.annotate(text, (x, y), xytext=LABEL_OFFSETS[-1], textcoords="offset points", fontsize=7)
             box = note.get_window_extent(renderer)
-        placed.append(note)
         boxes.append(box)
-    return placed
 
 
 def _figure(jobs: list[Run]):
@@ -257,8 +242,9 @@ def _figure(jobs: list[Run]):
             axis.errorbar([x], [y], yerr=[[max(y - (low if low is not None else y), 0)], [max((high if high is not None else y) - y, 0)]],
                           fmt="o", color="tab:blue", ecolor="0.75", elinewidth=0.8, capsize=2, markersize=5, zorder=3)
         if points:
-            front = _frontier([(x, y) for _, x, y in points])
-            axis.step([x for x, _ in front], [y for _, y in front], where="post", color="tab:red", lw=1.2,
+            known = pd.DataFrame([(x, y) for _, x, y in points], columns=["cost", "quality"]).drop_duplicates()
+            front = known[pareto_front(known, "quality", "cost")].sort_values("cost")
+            axis.step(front["cost"], front["quality"], where="post", color="tab:red", lw=1.2,
                       marker="o", mfc="none", mec="tab:red", ms=10, label="Pareto front (no job cheaper and better)",
                       zorder=2)  # ringed points: a front of one job is a point
             axis.legend(fontsize=8, loc="lower right")

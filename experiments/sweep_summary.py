@@ -37,7 +37,10 @@ def launch_order(jobs: list[Run]) -> list[Run]:
 TERMINAL_COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "model_calls", "input_tokens", "source_lines_read")
 
 
-def _fmt(value: float) -> str:
+def fmt_value(value: float | None) -> str:
+    """A mean as the sweep's tables print it: 3 decimals below 100, whole numbers above, — for none."""
+    if value is None:
+        return "—"
     return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
@@ -46,7 +49,7 @@ def _cell(run: Run, name: str, with_ci: bool) -> str:
     if mean is None:
         return "—"
     low, high = (ci_bounds(run.data.tags, name) or (None, None)) if with_ci else (None, None)
-    return _fmt(mean) + (f" [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None else "")
+    return fmt_value(mean) + (f" [{fmt_value(low)}, {fmt_value(high)}]" if low is not None and high is not None else "")
 
 
 def _job_label(job: Run) -> str:
@@ -80,9 +83,10 @@ def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_comman
                      *[_cell(job, n, with_ci=i == 0) for i, n in enumerate(TERMINAL_COLUMNS)]]))
     table.add_column("job", overflow="fold", ratio=1, min_width=12)
     for i, column in enumerate(("n", "failed", *TERMINAL_COLUMNS), start=1):
-        # a number is never cut; a long metric name folds in its header instead
+        # a number is never cut; in a narrow terminal a long metric name folds in its header instead
         width = max([len(cells[i]) for _, cells in rows] + [6])
-        table.add_column(escape(column), justify="right", overflow="fold", min_width=width, max_width=width)
+        table.add_column(escape(column), justify="right", overflow="fold", min_width=width,
+                         max_width=None if console.width >= LOG_WIDTH else width)
     for won, cells in rows:
         table.add_row(*map(escape, cells), style="bold" if won else None)
     console.print(table)

@@ -1244,7 +1244,7 @@ MUTATIONS = [
              '("★ " if job.info.run_id == best else "")', '""',
              ("tests/experiments/test_tracking.py::test_the_sweep_summary_fits_a_120_column_terminal_and_marks_the_best_job",)),
     Mutation("the sweep summary's numbers wrap with the columns", "experiments/sweep_summary.py",
-             "min_width=width, max_width=width)", "max_width=8)",
+             "        width = max([len(cells[i]) for _, cells in rows] + [6])", "        width = 6",
              ("tests/experiments/test_tracking.py::test_the_sweep_summary_fits_a_120_column_terminal_and_marks_the_best_job",)),
     Mutation("report runs logged among the jobs", "experiments/analysis.py",
              "    return experiment + REPORTS_SUFFIX", "    return experiment",

@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from experiments.sweep_summary import CHOOSE_SPLIT, REPORT_SPLIT  # noqa: E402
 from experiments.analysis import (  # noqa: E402
     AnalysisError, analysis_parser, children, describe_reduction, find_runs, latest_per_setting, load_arm, open_store,
     print_table, same_task_set, shared_tasks, task_values, write_report,
@@ -88,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quality", default="file_recall")
     parser.add_argument("--cost", default="input_tokens")
     parser.add_argument("--budget", type=float, help="max mean cost per task (on the choosing split)")
-    parser.add_argument("--choose-split", default="dev")
-    parser.add_argument("--report-split", default="test")
+    parser.add_argument("--choose-split", default=CHOOSE_SPLIT)
+    parser.add_argument("--report-split", default=REPORT_SPLIT)
     args = parser.parse_args(argv)
     if len(args.param) > 2:
         parser.error("calibrate takes one or two --param")

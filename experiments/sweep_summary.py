@@ -15,7 +15,8 @@ from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
 SWEEP_JOB_TAG = "loclab.sweep_job"  # a job's number in its sweep, in launch order
 SWEEP_VIEW_TAG = "loclab.sweep_view"  # a sweep parent's link (a URL fragment) to the view of its jobs
 SPLITS_TAG = "loclab.splits"  # a job's task splits, comma-separated (dev,test): what `calibrate` chooses and reports on
-CALIBRATE_SPLITS = {"dev", "test"}  # experiments.calibrate's default --choose-split and --report-split
+CHOOSE_SPLIT, REPORT_SPLIT = "dev", "test"  # experiments.calibrate's defaults: choose on one, report on the other
+CALIBRATE_SPLITS = {CHOOSE_SPLIT, REPORT_SPLIT}
 BEST_JOB_TAG = "loclab.best_job"  # a sweep parent's best job (experiments.sweep_record.best_job), by run id
 BEST_CHOSEN_ON_TAG = "loclab.best_job_chosen_on"  # on which tasks the best job was chosen, in words
 BEST_MARK = "★"  # the best job's row in the terminal table

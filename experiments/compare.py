@@ -26,10 +26,11 @@ from experiments.analysis import (  # noqa: E402
     shared_tasks, task_values, write_report,
 )
 from experiments.metric_keys import logged_value, metric_key  # noqa: E402
-from experiments.sweep_record import BEST_BY  # noqa: E402
+from experiments.sweep_summary import BEST_BY  # noqa: E402
 from metrics.definitions import METRICS, MetricKind  # noqa: E402
+from metrics.paired import compare_frames  # noqa: E402
 from metrics.statistics import (  # noqa: E402
-    MIN_CLUSTERS_FOR_CI, PERMUTATION_TEST, cluster_bootstrap_ci, holm, paired_test,
+    MIN_CLUSTERS_FOR_CI, PERMUTATION_TEST, holm,
 )
 
 QUALITY = ("file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", "file_precision", "file_mrr", "file_map",
@@ -38,7 +39,6 @@ QUALITY = ("file_acc_all@1", "file_acc_all@5", "file_hit_any@5", "file_recall", 
 COST = ("model_calls", "input_tokens", "output_tokens", "source_lines_read", "index_lines", "elapsed_ms", "source_tokens",
         "response_json_tokens", "dead_end_source_tokens", "two_turn_json_tokens", "exact_hash_resends", "rendered_tokens")
 FUNNEL = tuple(name for name, spec in METRICS.items() if spec.kind is MetricKind.FUNNEL)
-UNTESTED = "untested (no values)"
 
 
 def funnel_frame(arms: list, shared: pd.Index) -> pd.DataFrame:
@@ -55,34 +55,6 @@ def funnel_frame(arms: list, shared: pd.Index) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("metric")
 
 
-def compare_frames(base: pd.DataFrame, other: pd.DataFrame, metrics: list[str], seed: int = 0) -> pd.DataFrame:
-    """One row per metric: means, paired difference (other - base) with its cluster bootstrap CI,
-    the cluster permutation test and its p, the clusters both rest on. Holm comes after, across
-    every comparison of a report (`correct_across`)."""
-    shared = base.index.intersection(other.index)
-    rows = []
-    for metric in metrics:
-        if metric not in base or metric not in other:
-            rows.append({"metric": metric, "kind": METRICS[metric].kind.value, "n": 0, "test": UNTESTED})
-            continue
-        pair = pd.DataFrame({"a": pd.to_numeric(base.loc[shared, metric], errors="coerce"),
-                             "b": pd.to_numeric(other.loc[shared, metric], errors="coerce"),
-                             "repo": base.loc[shared, "repository"]}).dropna()
-        a, b = pair.a.to_numpy(float), pair.b.to_numpy(float)
-        if len(pair) == 0:
-            rows.append({"metric": metric, "kind": METRICS[metric].kind.value, "n": 0, "test": UNTESTED})
-            continue
-        clusters = pair.repo.astype(str).to_numpy()
-        low, high = cluster_bootstrap_ci(b - a, clusters, seed=seed)
-        test = paired_test(a, b, clusters)
-        rows.append({"metric": metric, "kind": METRICS[metric].kind.value, "n": len(pair), "clusters": test.clusters,
-                     "mean_base": a.mean(), "mean_other": b.mean(), "diff": (b - a).mean(), "ci95_low": low,
-                     "ci95_high": high, "test": test.test, "p": test.p_value})
-    table = pd.DataFrame(rows).set_index("metric")
-    for column in ("p", "p_holm"):
-        table[column] = pd.to_numeric(table.get(column, np.nan), errors="coerce")  # an untested metric: NaN, never None
-    table["holm_family"] = ""
-    return table
 
 
 def duplicate_metrics(frames: list[pd.DataFrame], metrics: list[str]) -> dict[str, str]:

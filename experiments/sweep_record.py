@@ -15,14 +15,14 @@ from mlflow.tracking import MlflowClient
 
 from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
 from experiments.ui_links import runs_view
+from metrics.paired import compare_frames
 from metrics.pareto import pareto_front
 from metrics.statistics import holm, smallest_p
 from experiments.sweep_summary import (BEST_CHOSEN_ON_TAG, BEST_JOB_TAG, COLUMNS, PYTHON, SWEEP_JOB_TAG,
-                                       SWEEP_VIEW_TAG, fmt_value, launch_order)
+                                       SWEEP_VIEW_TAG, BEST_BY, fmt_value, launch_order)
 
 TABLE_ARTIFACT = "sweep_jobs.json"
 FIGURE_ARTIFACT = "sweep_quality_vs_cost.png"
-BEST_BY = ("file_acc_all@5", "line_recall")  # the best job: highest file Acc@5, then line recall
 QUALITY = ("file_acc_all@5", "line_recall")
 COST = ("input_tokens", "source_lines_read")
 # MLflow's shared views: the runs page opened with `?viewStateShareKey=K` reads the experiment tag
@@ -73,10 +73,8 @@ class Best:
 
 def versus_best(best: Run, jobs: list[Run], per_task: dict[str, pd.DataFrame]) -> dict[str, dict]:
     """Each other finished job's paired difference to the best in BEST_BY[0] over the tasks both
-    completed (job − best), as `experiments.compare` computes it (cluster-bootstrap CI, permutation p
+    completed (job − best), as `experiments.compare` computes it (`metrics.paired`) (cluster-bootstrap CI, permutation p
     over repositories), Holm-adjusted across the jobs compared; by run id."""
-    from experiments.compare import compare_frames  # it imports this module (BEST_BY): here, not at the top
-
     metric, found = BEST_BY[0], {}
     base = per_task.get(best.info.run_id)
     for job in jobs:

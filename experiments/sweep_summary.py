@@ -17,6 +17,7 @@ SWEEP_VIEW_TAG = "loclab.sweep_view"  # a sweep parent's link (a URL fragment) t
 SPLITS_TAG = "loclab.splits"  # a job's task splits, comma-separated (dev,test): what `calibrate` chooses and reports on
 CHOOSE_SPLIT, REPORT_SPLIT = "dev", "test"  # experiments.calibrate's defaults: choose on one, report on the other
 CALIBRATE_SPLITS = {CHOOSE_SPLIT, REPORT_SPLIT}
+BEST_BY = ("file_acc_all@5", "line_recall")  # the best job: highest file Acc@5, then line recall
 BEST_JOB_TAG = "loclab.best_job"  # a sweep parent's best job (experiments.sweep_record.best_job), by run id
 BEST_CHOSEN_ON_TAG = "loclab.best_job_chosen_on"  # on which tasks the best job was chosen, in words
 BEST_MARK = "★"  # the best job's row in the terminal table

@@ -114,7 +114,7 @@ MUTATIONS = [
              "    return cluster_permutation_test(b - a, clusters)",
              "    from scipy import stats\n    return PairedTest('mann-whitney', None, float(stats.mannwhitneyu(a, b).pvalue), len(a), len(a))",
              ("tests/metrics/test_statistics.py::test_a_paired_effect_an_unpaired_test_misses_is_detected",)),
-    Mutation("compare's paired CI not clustered by repository", "experiments/compare.py",
+    Mutation("compare's paired CI not clustered by repository", "metrics/paired.py",
              "        low, high = cluster_bootstrap_ci(b - a, clusters, seed=seed)",
              "        low, high = cluster_bootstrap_ci(b - a, np.arange(len(a)), seed=seed)",
              (f"{ANALYSIS}::test_compare_clusters_its_ci_and_corrects_across_arms_over_distinct_metrics",)),

@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 
 from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
 from experiments import calibrate, compare, pareto, repeatability
+from metrics import paired
 from metrics.statistics import PERMUTATION_TEST
 from experiments.analysis import AnalysisError, Arm, TableFormat, load_arm, same_task_set, table_text
 from locator.task import SubjectIdentity, Task
@@ -73,7 +74,7 @@ def test_compare_paired_report(store, capsys):
     out = capsys.readouterr().out
     table = pd.read_csv(next((store.root / "report").glob("compare_*.csv")), index_col=0)
     assert table.loc["file_precision", "n"] == 4 and table.loc["file_precision", "clusters"] == 2
-    assert set(table["test"].dropna()) <= {PERMUTATION_TEST, compare.UNTESTED}
+    assert set(table["test"].dropna()) <= {PERMUTATION_TEST, paired.UNTESTED}
     assert "p_holm" in table and "Holm across" in out and "2 repositories are too few" in out
     assert re.search(r"Holm across (\d+) comparisons", out).group(1) == str((table.holm_family == "in").sum())
     funnel = pd.read_csv(store.root / "report" / "funnel.csv", index_col=0)  # the stage funnel, side by side
@@ -275,13 +276,13 @@ def test_compare_clusters_its_ci_and_corrects_across_arms_over_distinct_metrics(
     gain = [1.0] * 20 + [-0.5] * 10
     other = _tasks({"line_recall": gain, "pack_line_recall": gain, "file_recall": gain}, repos)
     metrics = ["line_recall", "pack_line_recall", "file_recall"]
-    table = compare.compare_frames(base, other, metrics)
+    table = paired.compare_frames(base, other, metrics)
     # a resample of three repositories can be c, c, c: the clustered CI reaches c's -0.5 (tasks alone: ~0.5)
     assert table.loc["line_recall", "ci95_low"] == pytest.approx(-0.5)
     assert table.loc["line_recall", "clusters"] == 3 and table.loc["line_recall", "p"] == pytest.approx(4 / 8)
     duplicates = compare.duplicate_metrics([base, other], metrics)
     assert duplicates == {"pack_line_recall": "line_recall", "file_recall": "line_recall"}
-    second = compare.compare_frames(base, other, metrics)
+    second = paired.compare_frames(base, other, metrics)
     family = compare.correct_across([table, second], duplicates)
     assert family == 2  # line_recall, in each of two arm comparisons
     assert table.loc["line_recall", "p_holm"] == pytest.approx(min(1.0, 2 * table.loc["line_recall", "p"]))
@@ -292,7 +293,7 @@ def test_holm_adjusts_a_family_of_small_p_values():
     repos = [f"r{i}" for i in range(12) for _ in range(2)]
     base = _tasks({"file_recall": [0.0] * 24, "line_recall": [0.0] * 24}, repos)
     other = _tasks({"file_recall": [1.0] * 24, "line_recall": [0.5, 0.0] * 12}, repos)
-    table = compare.compare_frames(base, other, ["file_recall", "line_recall"])
+    table = paired.compare_frames(base, other, ["file_recall", "line_recall"])
     compare.correct_across([table], {})
     p = table.loc["file_recall", "p"]
     assert p < 0.01 and table.loc["file_recall", "p_holm"] == pytest.approx(min(1.0, 2 * p))
@@ -307,7 +308,7 @@ def test_a_metric_constant_over_every_run_stays_out_of_the_holm_family():
     metrics = ["file_recall", "false_complete_claims"]
     constant = compare.constant_metrics([base, other], metrics)
     assert constant == ["false_complete_claims"]
-    table = compare.compare_frames(base, other, metrics)
+    table = paired.compare_frames(base, other, metrics)
     assert compare.correct_across([table], {}, constant) == 1
     assert table.loc["file_recall", "p_holm"] == pytest.approx(table.loc["file_recall", "p"])  # a family of one
     assert table.loc["false_complete_claims", "holm_family"] == "constant: not tested"
@@ -318,8 +319,8 @@ def test_a_metric_without_values_is_untested_not_a_crash():
     repos = ["a", "a", "b", "b"]
     native = _tasks({"file_recall": [1.0, 0.0, 1.0, 1.0], "model_calls": [3.0, 4.0, 5.0, 6.0]}, repos)
     imported = _tasks({"file_recall": [1.0, 1.0, 0.0, 1.0], "model_calls": [None] * 4}, repos)  # a peer's cost: null
-    table = compare.compare_frames(native, imported, ["file_recall", "model_calls", "line_recall"])
-    assert table.loc["model_calls", "test"] == compare.UNTESTED and table.loc["line_recall", "n"] == 0
+    table = paired.compare_frames(native, imported, ["file_recall", "model_calls", "line_recall"])
+    assert table.loc["model_calls", "test"] == paired.UNTESTED and table.loc["line_recall", "n"] == 0
     assert compare.correct_across([table], {}) == 1
     assert table.loc["model_calls", "holm_family"] == "cost: not corrected"
 

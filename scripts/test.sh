@@ -14,4 +14,4 @@ workers="${LOCLAB_TEST_WORKERS:-2}"
 share=$(( $(nproc) / (workers > 1 ? workers : 1) ))
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( share > 0 ? share : 1 ))}"
 export LOCLAB_MODEL_THREADS="${LOCLAB_MODEL_THREADS:-$OMP_NUM_THREADS}"
-exec .venv/bin/python -m pytest -q -n "$workers" --durations=15 "$@"
+exec .venv/bin/python -m pytest -q -n "$workers" --dist worksteal --durations=15 "$@"

@@ -55,14 +55,16 @@ SLOW_FOLDERS = ("experiments", "reliability")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked `long` (several minutes each) are handed out first, so two workers finish together
-    instead of one starting a long test when the other is done. End-to-end tests are marked `slow`."""
+    instead of one starting a long test when the other is done; tests marked `after_build` (they wait
+    for a build that CI runs beside the suite) last. End-to-end tests are marked `slow`."""
     tests_root = Path(__file__).parent
     for item in items:
         relative = item.path.relative_to(tests_root).parts
         if relative[0] in SLOW_FOLDERS or relative[0] == "test_install.py" or any(
                 item.get_closest_marker(m) for m in ("long", "network")):
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    items.sort(key=lambda item: (item.get_closest_marker("after_build") is not None,
+                                 item.get_closest_marker("long") is None))
 
 
 SCREENSHOT_LIST = "screenshots.txt"  # what tests/experiments/test_ui.py saw, under runs/ui-check/

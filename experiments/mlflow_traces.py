@@ -60,3 +60,28 @@ def log_task_trace(task_id: str, repeat: int, trace_file: Path, tags: dict[str, 
     root.end(outputs={"requests": spans, "about": sorted({r.data.get("about") or "request" for r in requests})},
              end_time_ns=base_ns + int(end_ms * 1e6))
     return spans
+
+
+
+def flush_traces() -> None:
+    """Every span of the job written to the store, without MLflow's flush stall. Its
+    `flush_trace_async_logging` stops each exporter's export-queue consumer and joins it, and that
+    thread sleeps up to a second in `Queue.get(timeout=1)` before it sees the stop, once per exporter
+    (a job's `set_experiment` makes one each): measured, a 9-job sweep took 30.4 s against 18.0 s
+    with the export made synchronous, the same CPU. Here the batch processors hand their spans to
+    their exporters (MLflow's own first layer), then this waits until each export queue's every task
+    is done, which wakes as the last one ends; the consumers go on for the next job's traces. MLflow's
+    own flush still runs at interpreter exit. Private to MLflow 3.17.2 (pinned); a test counts every
+    span of a job in the store when the job has ended."""
+    from mlflow.tracing.processor import base_mlflow
+
+    with base_mlflow._batch_processor_registry_lock:
+        processors = list(base_mlflow._batch_processor_registry)
+    for processor in processors:
+        with processor._pending_on_end_condition:
+            processor._pending_on_end_condition.wait_for(lambda: processor._pending_on_end_count == 0, timeout=30)
+        processor.force_flush(30_000)
+    for processor in processors:
+        queue = getattr(processor.span_exporter, "_async_queue", None)
+        if queue is not None and queue.is_active():
+            queue._queue.join()  # a queue.Queue: task_done after each export task

@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from experiments.gc_tuning import tune_gc
 from experiments.metric_keys import CI_TAG, ci_tag, language_metric_key, logged_value, metric_key
-from experiments.mlflow_traces import log_task_trace
+from experiments.mlflow_traces import flush_traces, log_task_trace
 from experiments.overrides import check_or_exit
 from experiments.paths import PROJECT_ROOT, git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
@@ -192,7 +192,10 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
     choices = HydraConfig.get().runtime.choices
     locator_name = choices["locator"]
     experiment_id = ensure_experiment(cfg.tracking)
-    mlflow.set_experiment(experiment_id=experiment_id)  # nested task runs inherit it
+    if os.environ.get("MLFLOW_EXPERIMENT_ID") != experiment_id:  # what set_experiment sets, and MLflow reads
+        # nested task runs inherit it. Set once per experiment, not per job: each call retires MLflow's
+        # tracer provider, whose flush waits up to a second for its export thread (a stall per sweep job)
+        mlflow.set_experiment(experiment_id=experiment_id)
     parent = os.environ.get(PARENT_RUN_ENV)
     spawned = None
     try:  # an error here is recorded in the job's own (FAILED) run below
@@ -324,7 +327,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     if cfg.tracking.traces:
         # the spans wait in MLflow's batch and its export queue; flushed while the job runs, since at
         # interpreter exit Python 3.12 refuses the queue its thread and every trace of the job was lost
-        mlflow.flush_trace_async_logging()
+        flush_traces()
     tasks_done = time.perf_counter()
     for outcome in outcomes:  # logged in task order, whatever order they finished in
         if cfg.tracking.task_runs:

@@ -249,7 +249,7 @@ MUTATIONS = [
              '                f":device={self.device}")', '                "")',
              ("tests/locator/system_one/test_local_llm.py::test_the_identity_names_the_weights_the_runtime_the_prompts_and_the_decoding",)),
     Mutation("a job's traces are left for the interpreter's exit", "experiments/run.py",
-             "        mlflow.flush_trace_async_logging()", "        pass",
+             "        flush_traces()", "        pass",
              ("tests/experiments/test_run.py::test_the_traces_are_in_the_store_before_the_interpreter_exits",)),
     Mutation("run_arms ignores its deadline", "benchmarks/run_arms.py",
              "        if time.monotonic() >= self.deadline:", "        if False:",

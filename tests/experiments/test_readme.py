@@ -1,5 +1,5 @@
 """Every command of the README, run as written through the real CLI, on a narrowed task selection:
-`limit=1` on the demo set, one already-downloaded instance on the SWE-bench subset, and the
+two tasks of two repositories on the demo set, one already-downloaded instance on the SWE-bench subset, and the
 analysis commands' placeholders (RUN_A, PARENT_RUN, LEFT.json, …) replaced by real runs."""
 
 from __future__ import annotations
@@ -8,11 +8,15 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
-from experiments.paths import PROJECT_ROOT
+from experiments.paths import CONF_DIR, PROJECT_ROOT
 from experiments.system_one_process import system_one_server
 from tests.experiments.cli import Workspace
 from tests.dataset.test_multi_swe_bench import multi_swe_bench_rows
+from tests.experiments.test_languages import LOCATORS as LANGUAGE_SWEEP_LOCATORS
+from tests.experiments.test_presets import PRESETS
+from tests.experiments.test_run import LAUNCHED_LOCATORS, LAUNCHERS
 from tests.test_configs import readme_commands
 
 pytestmark = pytest.mark.network
@@ -35,7 +39,38 @@ def _narrowed(argv: list[str]) -> list[str]:
         return rest + [SWEBENCH_TASKS]
     if "tasks=" in joined:
         return argv
-    return rest + ["limit=4"]  # includes demo-click-001, the README's single-task example: runs share a task
+    named = dict(a.split("=", 1) for a in rest if "=" in a)
+    on_demo = named.get("dataset", "demo") == "demo" and _preset_dataset(named.get("experiment", "default")) == "demo"
+    return rest + [DEMO_TASKS if on_demo else "limit=2"]
+
+
+# two repositories' tasks, one of them the README's single-task example: the runs share a task
+DEMO_TASKS = "tasks=[demo-itsdangerous-001,demo-click-001]"
+
+
+def _preset_dataset(preset: str) -> str:
+    """The data set a preset runs on (test_presets.py runs each on the demo set)."""
+    defaults = yaml.safe_load((CONF_DIR / "experiment" / f"{preset}.yaml").read_text(encoding="utf-8")).get("defaults", [])
+    return next((d["override /dataset"] for d in defaults if isinstance(d, dict) and "override /dataset" in d), "demo")
+
+
+def run_elsewhere(argv: list[str]) -> str | None:
+    """The test that runs this README command as written (its task selection narrowed, as here), so
+    the suite runs it once: a preset on its own (every preset runs on a demo task), a launcher over
+    the two locators the launcher test sweeps, a language's demo set over locators its sweep holds."""
+    if argv[0] != "experiments.run" or "-m" not in argv:
+        return None
+    args = sorted(a for a in argv[1:] if a != "-m")
+    named = dict(a.split("=", 1) for a in args if "=" in a)
+    if len(args) == 1 and named.get("experiment") in PRESETS and _preset_dataset(named["experiment"]) == "demo":
+        return "tests/experiments/test_presets.py::test_every_preset_runs_on_one_demo_task"
+    if len(args) == 2 and named.get("sweep") in LAUNCHERS and sorted(named.get("locator", "").split(",")) == sorted(
+            LAUNCHED_LOCATORS):
+        return "tests/experiments/test_run.py::test_a_parallel_sweep_shares_one_store_created_by_the_parent"
+    if (len(args) == 2 and str(named.get("dataset")).startswith("demo_")
+            and set(named.get("locator", "").split(",")) <= set(LANGUAGE_SWEEP_LOCATORS)):
+        return "tests/experiments/test_languages.py::test_every_locator_runs_on_each_languages_demo_set_in_one_logged_sweep"
+    return None
 
 
 def _run(ws: Workspace, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -56,13 +91,15 @@ def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file, monke
     commands = readme_commands(r"experiments\.\w+")
     # system_one=http needs a server (below); the local model's sweep is run by tests/experiments/test_review.py
     # a command the README gives twice (its quick start and its reference) is run once
+    # and one another test runs as written is run there (run_elsewhere)
     jobs = list(dict.fromkeys(tuple(c) for c in commands
                               if c[0] in ("experiments.run", "experiments.score", "experiments.render")
-                              and "system_one=http" not in c and "system_one=local_llm" not in c))
+                              and "system_one=http" not in c and "system_one=local_llm" not in c
+                              and run_elsewhere(c) is None))
     for argv in jobs:
         proc = _run(ws, _narrowed(argv), env={"LOCLAB_SWEBENCH_LITE": str(swebench_file)})
         assert proc.returncode == 0, f"{' '.join(argv)}\n{proc.stderr[-3000:]}"
-    assert _run(ws, ["experiments.run", "locator=bm25", "limit=4", "repeats=2"]).returncode == 0
+    assert _run(ws, ["experiments.run", "locator=bm25", DEMO_TASKS, "repeats=2"]).returncode == 0
 
     # the team set-up: loclab's server, then a parallel sweep over HTTP
     [serve] = [c for c in commands if c[0] == "experiments.serve_system_one"]
@@ -103,3 +140,19 @@ def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file, monke
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert target.read_bytes() == (PROJECT_ROOT / compile_cmd[-1]).read_bytes()  # the committed manifest is current
+
+
+def test_a_readme_command_run_elsewhere_is_run_there_as_written():
+    """The README commands this test leaves to another: each names a test that exists, and a command
+    with anything more (an override, another data set) stays here."""
+    import importlib
+
+    delegated = {" ".join(c): run_elsewhere(c) for c in readme_commands(r"experiments\.\w+") if run_elsewhere(c)}
+    assert delegated, "no README command is left to another test: the delegation rules match nothing"
+    for command, test in delegated.items():
+        module, function = test.split("::")
+        assert hasattr(importlib.import_module(module.removesuffix(".py").replace("/", ".")), function), command
+    assert run_elsewhere(["experiments.run", "-m", "experiment=ast_lane_ab"]) is None  # its own data set (demo_traces)
+    assert run_elsewhere(["experiments.run", "-m", "experiment=algorithms_ab", "limit=3"]) is None
+    assert run_elsewhere(["experiments.run", "-m", "sweep=parallel", "locator=two_phase,hybrid"]) is None
+    assert run_elsewhere(["experiments.run", "-m", "dataset=demo_rust", "locator=bm25,imported"]) is None

@@ -15,6 +15,7 @@ import pytest
 from experiments import run as run_module
 from experiments.metric_keys import ci_bounds
 from locator.result import CodeIdentity
+from locator.trace import EventKind, read_trace
 from metrics.comparator import what_was_found
 from tests.experiments.cli import Workspace, tampered_manifest
 
@@ -196,11 +197,16 @@ _NO_RAY = importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None
 
 
 # joblib; the Slurm launcher's local executor; a local Ray cluster (the ray extra)
-@pytest.mark.parametrize("launcher", ["parallel", "submitit_local",
-                                      pytest.param("ray", marks=pytest.mark.skipif(_NO_RAY, reason="needs the ray extra"))])
+LAUNCHERS = ("parallel", "submitit_local", "ray")
+LAUNCHED_LOCATORS = ("bm25", "two_phase")  # the README's launcher commands sweep these (test_readme.py)
+
+
+@pytest.mark.parametrize("launcher", [pytest.param(launcher, marks=pytest.mark.skipif(
+    launcher == "ray" and _NO_RAY, reason="needs the ray extra")) for launcher in LAUNCHERS])
 def test_a_parallel_sweep_shares_one_store_created_by_the_parent(tmp_path, subject_cache, launcher):
     ws = Workspace(tmp_path, subject_cache, pristine_store=False)  # the parent creates and migrates it
-    _ok(ws.run("experiments.run", f"sweep={launcher}", "locator=bm25,two_phase", "limit=1", multirun=True))
+    _ok(ws.run("experiments.run", f"sweep={launcher}", f"locator={','.join(LAUNCHED_LOCATORS)}", "limit=1",
+               multirun=True))
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     assert parent.info.status == "FINISHED"
     assert {c.data.tags["mlflow.parentRunId"] for c in ws.jobs()} == {parent.info.run_id}
@@ -305,7 +311,12 @@ def test_the_traces_are_in_the_store_before_the_interpreter_exits(ws):
                           cwd=ws.project, env=ws.env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     [job] = ws.jobs()
-    assert len(ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)) == 3
+    traces = ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)
+    assert len(traces) == 3
+    # every span too: a root per task and one per System One request its trace.jsonl recorded
+    requests = sum(1 for path in (ws.root / "results").rglob("trace.jsonl")
+                   for event in read_trace(path) if event.kind == EventKind.REQUEST)
+    assert requests > 3 and sum(len(ws.client().get_trace(t.info.trace_id).data.spans) for t in traces) == requests + 3
 
 
 def test_tasks_in_flight_at_once_give_the_serial_run_s_results_and_logging(ws):

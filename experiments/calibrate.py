@@ -22,6 +22,7 @@ from experiments.analysis import (  # noqa: E402
     AnalysisError, analysis_parser, children, describe_reduction, find_runs, latest_per_setting, load_arm, open_store,
     print_table, same_task_set, shared_tasks, task_values, write_report,
 )
+from experiments.metric_keys import logged_value, metric_key  # noqa: E402
 from metrics.pareto import pareto_front  # noqa: E402
 
 
@@ -80,6 +81,22 @@ def curves(frame: pd.DataFrame, params: list[str], quality: str, cost: str, spli
     return figure
 
 
+def recommended_metrics(frame: pd.DataFrame, chosen, args) -> dict[str, float]:
+    """The report run's numbers: the recommended setting's quality and cost on the split it was chosen
+    on and on the split it is reported on (`1 quality/file_recall_dev`, `…_test`), and how many settings
+    were weighed; none but the count when no setting met the rule."""
+    metrics = {metric_key("sweep.settings"): float(len(frame))}
+    if chosen is None:
+        return metrics
+    row = frame.loc[chosen]
+    for name in (args.quality, args.cost):
+        for split in (args.choose_split, args.report_split):
+            value = pd.to_numeric(row.get(f"{name}[{split}]"), errors="coerce")
+            if value == value:
+                metrics[f"{metric_key(name)}_{split}"] = logged_value(value)
+    return metrics
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = analysis_parser("calibrate", __doc__)
     source = parser.add_mutually_exclusive_group(required=True)
@@ -125,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     folder = write_report("calibrate", args.experiment, {"calibration": frame}, {"calibration_curves": figure},
                           {"loclab.manifest_blake3": manifest, "loclab.rule": rule}, args.out,
                           params={"params": ",".join(args.param), "recommended": str(chosen)},
-                          reported=[a.run_id for a in arms])
+                          reported=[a.run_id for a in arms], metrics=recommended_metrics(frame, chosen, args),
+                          title=f"{', '.join(p.split('.')[-1] for p in args.param)} over {len(frame)} settings "
+                                f"(chosen on {args.choose_split})")
     print(f"report: {folder}")
     return 0
 

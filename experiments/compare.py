@@ -131,6 +131,8 @@ def _difference_plot(base: pd.DataFrame, other: pd.DataFrame, metric: str, title
 def main(argv: list[str] | None = None) -> int:
     parser = analysis_parser("compare", __doc__)
     parser.add_argument("runs", nargs="+", help="run ids, run names, or 'filter:<MLflow filter>' (first = baseline)")
+    parser.add_argument("--full", action="store_true",
+                        help="print every arm's tables (the default for two runs; with more, one row per arm, the tables in the report)")
     parser.add_argument("--primary", default=BEST_BY[0],
                         help=f"metric of the per-task difference plot and the report run's metrics (default {BEST_BY[0]}, "
                              "what the sweeps rank by)")
@@ -169,14 +171,20 @@ def main(argv: list[str] | None = None) -> int:
     if clusters < MIN_CLUSTERS_FOR_CI:
         print(f"warning: {clusters} repositories are too few for a reliable cluster CI or test "
               f"(fewer than {MIN_CLUSTERS_FOR_CI}): read the intervals as coarse")
+    full = args.full or len(others) == 1
+    if not full:
+        print_table(f"each arm against {base.label} on {args.primary} and the headline metrics — {len(shared)} shared tasks, "
+                    f"{clusters} repositories (diff = arm − base; CI and test cluster repositories; Holm family {family})",
+                    arms_overview(arms[1:], comparisons, args.primary), args.format)
     for (other, other_tasks), table in zip(others, comparisons):
         name = f"{base.label} vs {other.label}"
-        print_table(f"{name} — {len(shared)} shared tasks, {clusters} repositories (diff = other − base; CI and test "
-                    f"cluster repositories; Holm family {family})", table, args.format)
         wlt = win_loss_tie(base_tasks, other_tasks, list(QUALITY[:6]))
         counts = wlt.apply(lambda col: col.value_counts()).fillna(0).astype(int).T
         counts.index.name = "metric"
-        print_table(f"{name} — per-task win/loss/tie of {other.label}", counts, args.format)
+        if full:
+            print_table(f"{name} — {len(shared)} shared tasks, {clusters} repositories (diff = other − base; CI and test "
+                        f"cluster repositories; Holm family {family})", table, args.format)
+            print_table(f"{name} — per-task win/loss/tie of {other.label}", counts, args.format)
         key = other.label.replace("/", "_")
         tables[f"compare_{key}"] = table
         tables[f"per_task_{key}"] = wlt
@@ -199,8 +207,32 @@ def main(argv: list[str] | None = None) -> int:
                           reported=[a.run_id for a in arms],
                           metrics={k: logged_value(v) for k, v in report_metrics.items() if v == v and v is not None},
                           title=f"{base.label} vs " + (arms[1].label if len(arms) == 2 else f"{len(arms) - 1} arms"))
+    if not full:
+        print(f"every metric of each arm, and its per-task win/loss/tie: {folder}/compare_*.csv, per_task_*.csv "
+              "(--full prints them here)")
     print(f"report: {folder}")
     return 0
+
+
+OVERVIEW_METRICS = ("file_acc_all@5", "line_recall", "input_tokens", "source_lines_read")  # beside the primary
+
+
+def arms_overview(arms, comparisons: list[pd.DataFrame], primary: str) -> pd.DataFrame:
+    """One row per arm: its paired difference to the baseline in `primary` with the CI and Holm p, and
+    the difference in each headline metric (what sweeps rank by and their cost), for a compare of many arms
+    that printed two tables per arm (461 lines for nine runs)."""
+    rows = []
+    for arm, table in zip(arms, comparisons):
+        row = {"arm": arm.label}
+        if primary in table.index and table.loc[primary, "n"]:
+            found = table.loc[primary]
+            row |= {f"Δ {primary}": found["diff"], "ci95": f"[{found['ci95_low']:.3g}, {found['ci95_high']:.3g}]",
+                    "p_holm": found.get("p_holm"), "n": int(found["n"])}
+        for metric in (m for m in OVERVIEW_METRICS if m != primary):
+            if metric in table.index and table.loc[metric, "n"]:
+                row[f"Δ {metric}"] = table.loc[metric, "diff"]
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("arm")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from experiments.analysis import (  # noqa: E402
     AnalysisError, analysis_parser, describe_reduction, find_runs, latest_per_setting, load_arm, open_store, print_table,
     same_task_set, shared_tasks, task_values, write_report,
 )
+from experiments.metric_keys import logged_value, metric_key  # noqa: E402
 from metrics.pareto import pareto_front  # noqa: E402
 
 
@@ -99,9 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     frame = run_table(arms, args.quality, args.cost, shared, args.split, describe_setting)
     print_table(f"Pareto: {args.quality} vs {args.cost} ({len(frame)} runs)", frame, args.format)
     figure = scatter(frame, args.quality, args.cost, f"{args.experiment}: {args.quality} vs {args.cost}")
+    front = frame[frame.pareto] if "pareto" in frame else frame.iloc[:0]
+    metrics = {metric_key("sweep.settings"): float(len(frame)), metric_key("sweep.pareto_front"): float(len(front))}
+    known = frame.dropna(subset=[args.quality])
+    if len(known):
+        metrics[f"{metric_key(args.quality)}_best"] = logged_value(float(known[args.quality].max()))
     folder = write_report("pareto", args.experiment, {"pareto": frame}, {"pareto": figure},
                           {"loclab.quality": args.quality, "loclab.cost": args.cost, "loclab.manifest_blake3": manifest,
-                           "loclab.reduction": reduction}, args.out, reported=[a.run_id for a in arms])
+                           "loclab.reduction": reduction}, args.out, reported=[a.run_id for a in arms],
+                          metrics=metrics, title=f"{args.quality} vs {args.cost}, {len(front)} of {len(frame)} on the front")
     print(f"report: {folder}")
     return 0
 

@@ -212,6 +212,11 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
     except Exception as exc:  # noqa: BLE001
         if spawned is not None:
             spawned.close()
+        if not parent and _input_error(exc) is not None:
+            # a single job given settings or data it cannot run (a task id, a value, a path mistyped)
+            # never started: one line and exit 2, and no FAILED run left in the experiment for a typo.
+            # A sweep's job records it in its FAILED run, so the sweep's table says which setting failed.
+            raise
         manifest = job = rows = job_key = None
         setup_error = exc
     client = MlflowClient()
@@ -540,7 +545,7 @@ def run_or_exit(cfg: DictConfig, stage: Stage) -> None:
             print(redact(f"error: tracking server {uri} stopped answering during the job ({why}): the job's run "
                          "stays RUNNING there until the next job started on this host marks it KILLED"), file=sys.stderr)
             sys.exit(EXIT_TRACKING_LOST)
-        print(redact(f"error: {cause}"), file=sys.stderr)  # bad settings or data: one line; the run is FAILED
+        print(redact(f"error: {cause}"), file=sys.stderr)  # bad settings or data: one line
         sys.exit(EXIT_BAD_INPUT)
     finally:
         gc.freeze()  # what the job leaves goes with the process: the collector's scan of it at exit took 0.6 s

@@ -102,16 +102,11 @@ def parent_table(jobs: list[Run], rows: list[dict], swept: list[str], best: Run 
     versus = versus_best(best, jobs, per_task) if best is not None else {}
     by_id = {row["run_id"]: row for row in rows}
     best_id = best.info.run_id if best is not None else None
-
-    def order(job: Run) -> tuple:
-        return (job.info.run_id != best_id, *(-(_value(job, m) if _value(job, m) is not None else float("-inf")) for m in BEST_BY),
-                int(job.data.tags.get(SWEEP_JOB_TAG, "0")))
-
     keys = [k for k in swept if any(swept_value(j, k) is not None for j in jobs)]
     header = ["", "job", *keys, "status", "n", "failed", f"{BEST_BY[0]} [95% CI]", "Δ to best [paired 95% CI]", "p (Holm)",
               *[c for c in COLUMNS if c != BEST_BY[0]]]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for job in sorted(jobs, key=order):
+    for job in ranked(jobs, best):
         row, vs = by_id[job.info.run_id], versus.get(job.info.run_id)
         won = job.info.run_id == best_id
         cells = ["★" if won else "", str(row["job"]), *[str(swept_value(job, k) or "—").replace("|", "\\|") for k in keys],
@@ -129,6 +124,33 @@ def parent_table(jobs: list[Run], rows: list[dict], swept: list[str], best: Run 
         lines += ["", f"Paired over the tasks each job shares with the best, clustered by repository: {units}, "
                       f"so no p can be below {smallest_p(compared['units']):.3g}; Holm across {len(versus)} jobs."]
     return lines
+
+
+def ranked(jobs: list[Run], best: Run | None) -> list[Run]:
+    """The jobs best first: the best job (chosen on the tasks every finished job completed), then by
+    BEST_BY's means, launch order on ties."""
+    best_id = best.info.run_id if best is not None else None
+
+    def order(job: Run) -> tuple:
+        return (job.info.run_id != best_id, *(-(_value(job, m) if _value(job, m) is not None else float("-inf")) for m in BEST_BY),
+                int(job.data.tags.get(SWEEP_JOB_TAG, "0")))
+
+    return sorted(jobs, key=order)
+
+
+# MLflow draws a run in the colour of its `mlflow.runColor` tag (else one derived from its id, which
+# gave the best and the runner-up one colour): the best job green, the runner-up blue, then colours
+# none of the first two reuse, in rank order (a sweep of more jobs than colours repeats them from the third on)
+RUN_COLOR_TAG = "mlflow.runColor"
+BEST_COLOURS = ("#2ca02c", "#1f77b4")
+OTHER_COLOURS = ("#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#d62728", "#aec7e8",
+                 "#ffbb78", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5")
+
+
+def run_colours(ranked_jobs: list[Run]) -> dict[str, str]:
+    """Each job's colour by its rank: the best and the runner-up a colour of their own."""
+    return {job.info.run_id: BEST_COLOURS[i] if i < len(BEST_COLOURS) else OTHER_COLOURS[(i - len(BEST_COLOURS)) % len(OTHER_COLOURS)]
+            for i, job in enumerate(ranked_jobs)}
 
 
 def best_job(jobs: list[Run], per_task: dict[str, pd.DataFrame]) -> Best | None:
@@ -297,6 +319,8 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
         for name in (*QUALITY, *COST, "model_calls"):
             if (value := _value(best, name)) is not None:
                 client.log_metric(parent_id, metric_key(f"sweep.best_{name}"), value)
+    for run_id, colour in run_colours(ranked(jobs, best)).items():
+        client.set_tag(run_id, RUN_COLOR_TAG, colour)
     if any(_value(j, QUALITY[0]) is not None for j in jobs):
         client.log_figure(parent_id, _figure(jobs), FIGURE_ARTIFACT)
     experiment_id = client.get_run(parent_id).info.experiment_id

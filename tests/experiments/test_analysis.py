@@ -99,6 +99,21 @@ def test_compare_paired_report(store, capsys):
     assert "1 quality/file_acc_all_at_5_diff_arm1_ci95_low" in report.data.metrics
 
 
+def test_a_compare_of_many_arms_prints_one_row_per_arm_and_keeps_every_table_in_the_report(store, capsys, tmp_path):
+    jobs = store.jobs("loclab-local")
+    ids = [j.info.run_id for j in sorted(jobs, key=lambda j: j.info.start_time)]
+    out_dir = tmp_path / "many"
+    args = ["--experiment", "loclab-local", "--db", str(store.db), "--out", str(out_dir), *ids]
+    assert compare.main(args) == 0
+    short = capsys.readouterr().out
+    assert "each arm against" in short and "--full prints them" in short
+    assert len(list(out_dir.glob("compare_*.csv"))) == len(ids) - 1  # nothing left out of the report
+    assert "win/loss/tie of" not in short  # no per-arm tables in the terminal
+    assert compare.main([*args[:5], str(tmp_path / "full"), *ids, "--full"]) == 0
+    full = capsys.readouterr().out
+    assert "each arm against" not in full and full.count("win/loss/tie of") == len(ids) - 1
+
+
 def test_compare_refuses_different_task_sets(store):
     arm = load_arm(store.client(), store.jobs("loclab-local")[0])
     other = Arm(arm.run_id, "other", arm.params, arm.tags | {"loclab.manifest_blake3": "0" * 64}, arm.per_task)
@@ -123,6 +138,12 @@ def test_calibrate_chooses_on_dev_and_reports_on_test(store, capsys):
     jobs = [j.info.run_id for j in store.jobs("loclab-local") if j.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     assert set(report.data.tags["loclab.reported_runs"].split(",")) == set(jobs)
     assert all(f"/runs/{j}?workflowType=machine_learning)" in report.data.tags["mlflow.note.content"] for j in jobs)
+    # named for what it weighed, its recommendation's numbers on both splits as metrics
+    assert report.info.run_name == "calibrate · top_files over 3 settings (chosen on dev)"
+    chosen = table[table.recommended].iloc[0]
+    assert report.data.metrics["1 quality/file_precision_dev"] == pytest.approx(chosen["file_precision[dev]"], abs=1e-4)
+    assert report.data.metrics["1 quality/file_precision_test"] == pytest.approx(chosen["file_precision[test]"], abs=1e-4)
+    assert report.data.metrics["8 sweep/settings"] == 3
 
 
 def test_pareto_over_all_jobs(store, capsys):
@@ -131,6 +152,10 @@ def test_pareto_over_all_jobs(store, capsys):
     assert table.pareto.any() and len(table) == 4
     best = table.loc[table.pareto]
     assert (best.source_lines_read == table.source_lines_read.min()).any()
+    report = max(store.runs("loclab-local-reports", "tags.`loclab.report` = 'pareto'"), key=lambda r: r.info.start_time)
+    assert report.info.run_name == f"pareto · file_precision vs source_lines_read, {len(best)} of 4 on the front"
+    assert report.data.metrics["8 sweep/pareto_front"] == len(best) and report.data.metrics["8 sweep/settings"] == 4
+    assert report.data.metrics["1 quality/file_precision_best"] == pytest.approx(table.file_precision.max(), abs=1e-4)
 
 
 def test_repeatability_of_a_deterministic_config(store, capsys):

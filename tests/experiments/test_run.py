@@ -14,6 +14,7 @@ import pytest
 
 from experiments import run as run_module
 from experiments.metric_keys import ci_bounds
+from experiments.sweep_record import BEST_COLOURS
 from locator.result import CodeIdentity
 from locator.trace import EventKind, read_trace
 from metrics.comparator import what_was_found
@@ -145,6 +146,9 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     assert rows[0][0] == "★" and by_job[rows[0][1]].info.run_id == parent.data.tags["loclab.best_job"]
     accs = [by_job[row[1]].data.metrics["1 quality/file_acc_all_at_5"] for row in rows]
     assert accs == sorted(accs, reverse=True) and len(rows) == 4
+    # the charts draw each job in its own colour, the best and the runner-up in theirs (by the table's order)
+    colours = [by_job[row[1]].data.tags.get("mlflow.runColor") for row in rows]
+    assert colours[:2] == list(BEST_COLOURS) and len(set(colours)) == 4
     assert {(row[2], row[3]) for row in rows} == {("1", "two_phase"), ("2", "two_phase"), ("1", "bm25"), ("2", "bm25")}
     assert "no p can be below 1" in note  # one repository: no paired test can say anything
     # the best is chosen on the tasks every finished job completed, and says how many
@@ -223,9 +227,8 @@ def test_unknown_locator_lists_the_known_ones(ws):
 
 def test_missing_dataset_file_fails_the_job_with_a_clear_error(ws, tmp_path):
     proc = ws.run("experiments.run", "locator=bm25", f"dataset.loader.path={tmp_path}/absent.jsonl")
-    assert proc.returncode != 0 and "dataset file not found" in proc.stderr
-    [job] = ws.jobs()
-    assert job.info.status == "FAILED"
+    assert proc.returncode == 2 and "dataset file not found" in proc.stderr
+    assert ws.jobs() == []  # a path mistyped is no run
 
 
 SWEBENCH_FEW = "tasks=[pallets__flask-4992,psf__requests-2317,marshmallow-code__marshmallow-1343]"

@@ -331,3 +331,24 @@ def test_the_parent_table_is_best_first_with_paired_differences_to_the_best():
     assert holm(raw) != raw  # the adjustment changes something here, so the table shows which it took
     assert [float(row[8]) for row in table[1:]] == pytest.approx(holm(raw), abs=5e-4)
     assert lines[-1].endswith("3 repositories, so no p can be below 0.25; Holm across 2 jobs.")
+
+
+def test_the_best_job_and_the_runner_up_get_colours_of_their_own():
+    """MLflow colours a run by its id unless `mlflow.runColor` says otherwise: the best and the runner-up
+    shared one (issue 49, point 6). Colours go by rank, and no two of the first ranks share one."""
+    from mlflow.entities import Metric, Run, RunData, RunInfo, RunTag
+
+    from experiments.sweep_record import BEST_COLOURS, OTHER_COLOURS, ranked, run_colours
+
+    def job(i: int, acc: float) -> Run:
+        info = RunInfo(run_id=f"{i:032d}", experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
+                       lifecycle_stage="active", run_name=f"arm{i}")
+        return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_5", acc, 0, 0)],
+                                 tags=[RunTag("loclab.sweep_job", str(i))]))
+
+    jobs = [job(i, acc) for i, acc in enumerate([0.2, 0.9, 0.5, 0.7, 0.1])]
+    order = ranked(jobs, jobs[1])
+    assert [j.info.run_name for j in order] == ["arm1", "arm3", "arm2", "arm0", "arm4"]
+    colours = run_colours(order)
+    assert colours[jobs[1].info.run_id] == BEST_COLOURS[0] and colours[jobs[3].info.run_id] == BEST_COLOURS[1]
+    assert len(set(colours.values())) == len(jobs) and not set(BEST_COLOURS) & set(OTHER_COLOURS)

@@ -35,10 +35,16 @@ def test_a_mistake_is_one_line_naming_the_setting(ws, overrides, message):
     assert len([line for line in proc.stderr.splitlines() if line.startswith("error:")]) == 1
 
 
-def test_a_failed_setup_is_still_a_failed_run(ws):
-    ws.run("experiments.run", "limit=0")
-    [job] = ws.jobs()
-    assert job.info.status == "FAILED" and "limit" in job.data.tags["loclab.error"]
+def test_a_single_jobs_bad_setting_leaves_no_run_and_a_sweeps_is_its_failed_job(ws):
+    """A typo is not a run: a single job that cannot start says so in one line (exit 2) and leaves the
+    experiment as it was. In a sweep the job that cannot start is a FAILED run of the sweep, so its
+    table says which setting failed while the others run."""
+    proc = ws.run("experiments.run", "limit=0")
+    assert proc.returncode == 2 and "limit" in proc.stderr, proc.stderr[-2000:]
+    assert ws.jobs() == []
+    ws.run("experiments.run", "locator=bm25", "limit=0,1", multirun=True)
+    statuses = {j.data.params["limit"]: (j.info.status, j.data.tags.get("loclab.error", "")) for j in ws.jobs()}
+    assert statuses["1"][0] == "FINISHED" and statuses["0"][0] == "FAILED" and "limit" in statuses["0"][1]
 
 
 def test_a_single_job_prints_its_run_id(ws):

@@ -85,8 +85,8 @@ def _row(run) -> list[str]:
 
     total = m.get("6 tasks/total", ok)
     tasks = f"{ok:.0f}" if ok == total else f"{ok:.0f} of {total:.0f}"  # a failed task is named, never dropped
-    return [_arm(run), _backend(run), tasks, get("1 quality/file_acc_all_at_1", ".3f"),
-            get("1 quality/file_acc_all_at_5", ".3f"), get("1 quality/line_recall", ".3f"),
+    return [_arm(run), _backend(run), tasks, get("1 quality/file_acc_all_at_01", ".3f"),
+            get("1 quality/file_acc_all_at_05", ".3f"), get("1 quality/line_recall", ".3f"),
             get("1 quality/line_precision", ".4f"), get("2 cost/model_calls", ".1f"), get("2 cost/input_tokens", ",.0f"),
             stop_task, stop_file, f"{m['2 cost/elapsed_ms'] / 1000:.1f}" if "2 cost/elapsed_ms" in m else "—",
             _cpu_per_task(m),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from enum import StrEnum
 
 from metrics.definitions import METRICS
@@ -22,6 +23,7 @@ class Section(StrEnum):
     COST = "2 cost"
     READING = "3 reading"
     FUNNEL = "4 funnel"
+    PACK = "4 pack"  # the pack's claims about itself: after quality, not among it (they are 0 on most jobs)
     REVIEW = "5 review"
     REPEATS = "6 repeats"  # a job with repeats > 1: each headline metric's spread over repeats, and agreement
     TASKS = "6 tasks"
@@ -32,13 +34,17 @@ class Section(StrEnum):
 
 _GROUPS = {section.value.split(" ", 1)[1]: section for section in Section}
 
+# a sweep job's swept values, params of their own that sort before every other (experiments.tracking.swept_params)
+SWEPT_PARAM_GROUP = "0 swept"
+
 
 def metric_key(name: str) -> str:
     """The MLflow key of a loclab metric: `1 quality/…`, `2 cost/…`, `4 funnel/…` and `5 review/…` by the
     registry's kind; a dotted name by its group (`reading.terminated_x` -> `3 reading/terminated_x`,
     `tasks.ok` -> `6 tasks/ok`, `harness.job_s`, `sweep.jobs_total`). MLflow keys cannot hold `@`:
-    `file_acc_all@5` is logged as `1 quality/file_acc_all_at_5`."""
-    flat = name.replace("@", "_at_")
+    `file_acc_all@5` is logged as `1 quality/file_acc_all_at_05`, its k in two digits, because the UI
+    sorts a section's charts by key (`at_10` came before `at_3`)."""
+    flat = flat_name(name)
     spec = METRICS.get(name)
     if spec is not None:
         return f"{_GROUPS[spec.kind.value].value}/{flat}"
@@ -50,8 +56,14 @@ def metric_key(name: str) -> str:
 
 
 def language_metric_key(language: str, name: str) -> str:
-    """The MLflow key of a metric's mean over one language's tasks: `9 language/rust/file_acc_all_at_5`."""
-    return f"{Section.LANGUAGE.value}/{language}/{name.replace('@', '_at_')}"
+    """The MLflow key of a metric's mean over one language's tasks: `9 language/rust/file_acc_all_at_05`."""
+    return f"{Section.LANGUAGE.value}/{language}/{flat_name(name)}"
+
+
+def flat_name(name: str) -> str:
+    """A metric name as an MLflow key can hold it: `@k` as `_at_` and k in two digits (every k is under
+    100), also inside a derived name (`file_acc_all@5_std` -> `file_acc_all_at_05_std`)."""
+    return re.sub(r"@(\d+)", lambda k: f"_at_{int(k.group(1)):02d}", name)
 
 
 def logged_value(value: float) -> float:

@@ -1,5 +1,5 @@
 """`mlflow ui --app-name loclab` (and `mlflow server --app-name loclab`): MLflow's own server, whose
-pages open in the machine-learning workflow.
+pages open in the machine-learning workflow, and an experiment on its loclab view.
 
 MLflow 3.17's UI keeps its workflow (GenAI or machine learning) per browser, in local storage, and
 starts at GenAI whatever the experiment's `mlflow.experimentKind` tag says: a loclab experiment
@@ -15,19 +15,37 @@ import os
 
 from flask import Flask, Response, request
 
-from experiments.ui_links import WORKFLOW_STORAGE_KEY, WORKFLOW_TYPE
+from experiments.ui_links import EXPERIMENT_VIEW_KEY, SHARED_VIEW_PREFIX, WORKFLOW_STORAGE_KEY, WORKFLOW_TYPE
 
 # the value the UI's own switch stores (its useLocalStorage hook: JSON under `<key>_v<version>`)
 DEFAULT_WORKFLOW = (f'<script>try{{localStorage.getItem("{WORKFLOW_STORAGE_KEY}")||localStorage.setItem('
                     f'"{WORKFLOW_STORAGE_KEY}",JSON.stringify("{WORKFLOW_TYPE}"))}}catch(e){{}}</script>').encode()
+# An experiment opened bare (`#/experiments/N`, no search, no view in the URL) by a browser that keeps
+# no view of its own for it (MLflow's `ExperimentPage-N` local-storage state) opens on the experiment's
+# loclab view when it has one (the tag `mlflow.sharedViewState.loclab`, experiments.sweep_record's
+# experiment_view): jobs only, every sweep's best first, so the chart view, which plots the first 10
+# rows, shows each sweep's winner. MLflow's own default, newest first with parents folded, plotted
+# parents and reports and hid the winners. Read once, at page load; the UI's "exit shared view" and
+# every later visit are the browser's own.
+DEFAULT_VIEW = ("<script>try{(function(){"
+                "var m=location.hash.match(/^#\\/experiments\\/(\\d+)(\\/runs)?\\/?(\\?(.*))?$/);if(!m)return;"
+                "var q=new URLSearchParams(m[4]||'');for(var k of q.keys())if(k!=='workflowType')return;"
+                "if(localStorage.getItem('MLflowLocalStorage-1.1-ExperimentPage-'+m[1]+'-ReactComponentState'))return;"
+                "var x=new XMLHttpRequest();x.open('GET','ajax-api/2.0/mlflow/experiments/get?experiment_id='+m[1],false);x.send();"
+                "if(x.status!==200)return;var tags=JSON.parse(x.responseText).experiment.tags||[];"
+                f"if(!tags.some(function(t){{return t.key==='{SHARED_VIEW_PREFIX}{EXPERIMENT_VIEW_KEY}'}}))return;"
+                f"q.set('viewStateShareKey','{EXPERIMENT_VIEW_KEY}');q.set('workflowType','{WORKFLOW_TYPE}');"
+                "location.replace('#/experiments/'+m[1]+'/runs?'+q.toString());"
+                "})()}catch(e){}</script>").encode()
+INJECTED = DEFAULT_WORKFLOW + DEFAULT_VIEW
 
 
 def _default_workflow(response: Response) -> Response:
     if response.status_code == 200 and response.mimetype == "text/html" and request.method == "GET":
         response.direct_passthrough = False  # a file response streams; its body is read to be changed
         body = response.get_data()
-        if b"<head>" in body and DEFAULT_WORKFLOW not in body:
-            response.set_data(body.replace(b"<head>", b"<head>" + DEFAULT_WORKFLOW, 1))
+        if b"<head>" in body and INJECTED not in body:
+            response.set_data(body.replace(b"<head>", b"<head>" + INJECTED, 1))
     return response
 
 

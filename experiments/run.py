@@ -43,13 +43,13 @@ from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, Tas
 from experiments.production import spawn_worker
 from experiments.report import (HEADLINE_COST, HEADLINE_QUALITY, SUMMARY_METRICS, by_language, headline_figure,
                                 job_description, per_task_frame, print_summary)
-from experiments.sweep_summary import SPLITS_TAG, SWEEP_JOB_TAG
+from experiments.sweep_summary import BEST_BY, SPLITS_TAG, SWEEP_JOB_TAG
 from experiments.sweep_worker import end_with_the_sweep, mark_killed, on_stop_signals, working_for
 from experiments.telemetry import file_telemetry, job_telemetry
 from experiments.ui_links import run_page
 from experiments.tracking import (
     PARENT_RUN_ENV, PARENT_TAG, SWEPT_ENV, TrackingUnreachableError, close_stale_runs, ensure_experiment, finished_job, flatten,
-    job_run_name, tracking_uri, ui_address, ui_command, unreachable,
+    job_run_name, swept_params, tracking_uri, ui_address, ui_command, unreachable,
 )
 from dataset.manifest import ManifestError
 from locator.hashing import blake3_hex, canonical_json
@@ -250,7 +250,7 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
         working_for(active.info.run_id, mlflow.get_tracking_uri())
         stop_signals = _killed_on_stop_signals(active.info.run_id)
         try:
-            mlflow.log_params(flatten(cfg, PARAM_GROUPS))
+            mlflow.log_params(swept_params(overrides, swept) | flatten(cfg, PARAM_GROUPS))  # the swept ones first
             if setup_error is not None:
                 raise setup_error
             try:
@@ -352,9 +352,10 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     mlflow.log_text(frame.to_csv(index=False), "per_task.csv")
     if len(summary):
         mlflow.log_text(summary.to_csv(), "aggregate.csv")
-        # the run page lists metrics as they were logged: the headline quality first, then by section
+        # the run page lists metrics as they were logged, and Compare plots the first one its runs share:
+        # what sweeps rank by first, then the headline quality and cost, then by section
         means = {metric_key(name): row["mean"] for name, row in summary.iterrows()}
-        lead = [metric_key(name) for name in HEADLINE_QUALITY + HEADLINE_COST]
+        lead = list(dict.fromkeys(metric_key(name) for name in (BEST_BY[0], *HEADLINE_QUALITY, *HEADLINE_COST)))
         order = sorted(means, key=lambda k: (k not in lead, lead.index(k) if k in lead else 0, k))
         mlflow.log_metrics({k: logged_value(means[k]) for k in order if means[k] is not None and means[k] == means[k]})
         _log_languages(by_language(frame))

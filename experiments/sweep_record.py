@@ -6,7 +6,6 @@ best first, with the headline columns (`SWEEP_VIEW_TAG`), which no other run pus
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pandas as pd
@@ -14,7 +13,7 @@ from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from experiments.metric_keys import ci_bounds, ci_clusters, metric_key
-from experiments.ui_links import runs_view
+from experiments.ui_links import EXPERIMENT_VIEW_KEY, SHARED_VIEW_PREFIX, runs_view, saved_view
 from metrics.paired import compare_frames
 from metrics.pareto import pareto_front
 from metrics.statistics import holm, smallest_p
@@ -25,10 +24,7 @@ TABLE_ARTIFACT = "sweep_jobs.json"
 FIGURE_ARTIFACT = "sweep_quality_vs_cost.png"
 QUALITY = ("file_acc_all@5", "line_recall")
 COST = ("input_tokens", "source_lines_read")
-# MLflow's shared views: the runs page opened with `?viewStateShareKey=K` reads the experiment tag
-# `mlflow.sharedViewState.K` (plain JSON is accepted) for its search, sort, columns and which runs
-# the charts plot; loclab writes one per sweep, keyed by the parent's run id.
-SHARED_VIEW_PREFIX = "mlflow.sharedViewState."
+RANK_METRIC = "sweep.rank"  # a sweep job's place in its sweep's table: 1 is the best
 # file_acc_all@1 is on the job page: beside @5 both headers read "1 quality/file_ac" in the table's width
 VIEW_COLUMNS = ("file_acc_all@5", "line_recall", "line_precision", "model_calls", "input_tokens",
                 "source_lines_read")
@@ -292,6 +288,16 @@ def sweep_view(parent_id: str, swept_columns: list[str]) -> dict:
             "selectedColumns": swept_columns + [f"metrics.`{metric_key(m)}`" for m in VIEW_COLUMNS]}
 
 
+def experiment_view() -> dict:
+    """The experiment's own view, where `mlflow ui --app-name loclab` opens it (experiments.mlflow_ui):
+    jobs only (no parents, so no sweep folds its jobs away, and no report run), every sweep's best
+    first, then every runner-up, … (`8 sweep/rank`; MLflow puts runs without it, single jobs, after),
+    so the chart view, which plots the first 10 rows, shows each sweep's best on the headline metric."""
+    return {"searchFilter": "tags.`loclab.kind` = 'job'", "orderByKey": f"metrics.`{metric_key(RANK_METRIC)}`",
+            "orderByAsc": True, "runsHiddenMode": "FIRST_10_RUNS",
+            "selectedColumns": ["tags.`loclab.locator`"] + [f"metrics.`{metric_key(m)}`" for m in (RANK_METRIC, *VIEW_COLUMNS)]}
+
+
 def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], swept: list[str]) -> None:
     jobs = launch_order(jobs)
     rows = []
@@ -319,13 +325,20 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
         for name in (*QUALITY, *COST, "model_calls"):
             if (value := _value(best, name)) is not None:
                 client.log_metric(parent_id, metric_key(f"sweep.best_{name}"), value)
-    for run_id, colour in run_colours(ranked(jobs, best)).items():
+    order = ranked(jobs, best)
+    for run_id, colour in run_colours(order).items():
         client.set_tag(run_id, RUN_COLOR_TAG, colour)
+    for rank, job in enumerate(order, start=1):  # what the experiment's view sorts by: every sweep's best first
+        client.log_metric(job.info.run_id, metric_key(RANK_METRIC), rank)
     if any(_value(j, QUALITY[0]) is not None for j in jobs):
         client.log_figure(parent_id, _figure(jobs), FIGURE_ARTIFACT)
     experiment_id = client.get_run(parent_id).info.experiment_id
     columns = [column for k in swept if (column := _view_column(jobs, k))]
-    client.set_experiment_tag(experiment_id, SHARED_VIEW_PREFIX + parent_id, json.dumps(sweep_view(parent_id, columns)))
+    sweep_name = client.get_run(parent_id).info.run_name
+    client.set_experiment_tag(experiment_id, SHARED_VIEW_PREFIX + parent_id,
+                              saved_view(f"{sweep_name}: its jobs, best first", sweep_view(parent_id, columns)))
+    client.set_experiment_tag(experiment_id, SHARED_VIEW_PREFIX + EXPERIMENT_VIEW_KEY,
+                              saved_view("loclab: every sweep's best first", experiment_view()))
     view = runs_view(experiment_id, viewStateShareKey=parent_id)
     client.set_tag(parent_id, SWEEP_VIEW_TAG, view)
     lines = parent_table(jobs, rows, swept, best, task_values)

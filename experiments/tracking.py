@@ -22,7 +22,7 @@ from mlflow.entities import Run, RunStatus
 from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.metric_keys import metric_key
+from experiments.metric_keys import SWEPT_PARAM_GROUP, metric_key
 from experiments.ui_links import UI_APP
 from experiments.sweep_worker import PARENT_TAG, mark_killed, mark_sweep_main, on_stop_signals
 from locator.hashing import blake3_hex, canonical_json
@@ -188,6 +188,17 @@ def job_run_name(locator: str, dataset: str, overrides: list[str], swept: tuple[
     shared = f"@{dataset}" if "locator" in swept else f"{locator}@{dataset}"
     keys = [] if [key for key, _ in pairs] == ["locator"] else [", ".join(key for key, _ in pairs), "·"]  # bm25 says it
     return " ".join([", ".join(value for _, value in pairs), "·", *keys, shared, *short_overrides(rest)])
+
+
+def swept_params(overrides: list[str], swept: tuple[str, ...]) -> dict[str, str]:
+    """A sweep job's swept values as params of their own, `0 swept/<short key>` (a config group such as
+    `locator` by its name, a dotted key cut as in run names): MLflow's Compare opens on a parallel
+    coordinates plot of the first three params, sorted, that differ among the runs, and a scatter of
+    the first param logged; under this group, logged first, both show what the sweep varied."""
+    chosen = [o for o in overrides if "=" in o and _key(o) in swept]
+    groups = [o for o in chosen if o.startswith(("locator=", "dataset="))]
+    pairs = [o.split("=", 1) for o in groups] + [o.split("=", 1) for o in short_overrides(chosen)]
+    return {f"{SWEPT_PARAM_GROUP}/{key}": value for key, value in pairs}
 
 
 def swept_keys(overrides: list[str], sweeper_params: dict[str, Any]) -> list[str]:

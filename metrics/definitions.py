@@ -13,6 +13,7 @@ class MetricKind(StrEnum):
     COST = "cost"
     FUNNEL = "funnel"  # where a staged locator lost the gold: its first stage's ranking and hand-off, then the reader
     REVIEW = "review"  # the blind quality review (seed 000), only with review=blind: an evaluator model's judgment
+    PACK = "pack"  # what the context pack's note claims about itself, and what it trimmed (seed 002): counts and defects
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class MetricSpec:
 
 
 def _specs() -> list[MetricSpec]:
-    q, c, f = MetricKind.QUALITY, MetricKind.COST, MetricKind.FUNNEL
+    q, c, f, pk = MetricKind.QUALITY, MetricKind.COST, MetricKind.FUNNEL, MetricKind.PACK
     specs = [
         MetricSpec("file_precision", q, "|returned files ∩ gold files| / |returned files| (0 when nothing is returned)"),
         MetricSpec("file_recall", q, "|returned files ∩ gold files| / |gold files|"),
@@ -94,13 +95,13 @@ def _specs() -> list[MetricSpec]:
                                             "sent in full earlier in the two turns: duplicate excerpts within turn 1, "
                                             "or full payloads again on turn 2 (seed 001: 0)"),
         MetricSpec("owner_excerpt_tokens", c, "exact source tokens of the AST lane's reserved owner excerpt (v2)"),
-        MetricSpec("claims_complete", q, "1 if the context pack's note claims complete source (seed 002)"),
-        MetricSpec("false_complete_claims", q, "1 if the pack claims complete source while a file it shows lacks a wanted "
+        MetricSpec("claims_complete", pk, "1 if the context pack's note claims complete source (seed 002)"),
+        MetricSpec("false_complete_claims", pk, "1 if the pack claims complete source while a file it shows lacks a wanted "
                                                "line, audited from the pack's text (seed 002; must be 0)"),
-        MetricSpec("trimmed_notes", q, "1 if the pack's note says source was trimmed for size (seed 002)"),
-        MetricSpec("trimmed_files", q, "files the pack shows with a wanted line missing from its text"),
-        MetricSpec("offers_read", q, "1 if the pack's note offers Read (seed 002's defect; must be 0 for measured)"),
-        MetricSpec("pointer_entries", q, "files listed under \"Not shown above\" (seed 002)"),
+        MetricSpec("trimmed_notes", pk, "1 if the pack's note says source was trimmed for size (seed 002)"),
+        MetricSpec("trimmed_files", pk, "files the pack shows with a wanted line missing from its text"),
+        MetricSpec("offers_read", pk, "1 if the pack's note offers Read (seed 002's defect; must be 0 for measured)"),
+        MetricSpec("pointer_entries", pk, "files listed under \"Not shown above\" (seed 002)"),
         MetricSpec("rendered_tokens", c, "exact o200k tokens of the whole context pack"),
         MetricSpec("over_cap", c, "1 if the pack is longer than render.cap_tokens (must be 0)"),
         MetricSpec("wanted_lines", c, "lines of the spans the pack set out to deliver: evidence and member-entity "

@@ -3,18 +3,23 @@
     apt-get install -y chromium chromium-driver && LOCLAB_EXTRAS=test,ui bash scripts/setup.sh
     .venv/bin/python scripts/ui_check.py [--out runs/ui-check]
 
-Runs the 9-job `reader_calibration` sweep on two demo tasks into a fresh SQLite store, then the
-`compare` command the sweep printed, pasted as printed (`calibrate` must not be printed: the demo set
-has no dev/test split, so it would only refuse). Starts `mlflow ui` on the store and drives
-Debian's Chromium (Selenium) as a researcher would, with MLflow's assistant panel closed:
+Builds the store a user would have, in a fresh SQLite file, on the whole demo set (13 tasks): two sweeps
+whose settings differ in outcome (the 9-job `reader_calibration`, and `locator=two_phase,hybrid,bm25`,
+which launches its worst arm first), a repeats job, and the `compare` report the first sweep printed,
+pasted as printed (`calibrate` must not be printed: the demo set has no dev/test split): 15 runs in the
+experiment. Starts the `mlflow ui` command the sweep printed and drives Debian's Chromium (Selenium) as a
+researcher would, with MLflow's assistant panel closed, asserting:
 
-- the landing page: the `jobs view:` link the sweep printed opens the experiment's runs (not MLflow's
-  GenAI overview), and a run page opened from there is a run's page, not an "Evaluations" one;
+- landing: the experiment opened bare lands on its runs, in loclab's view (every sweep's best first),
+  not MLflow's GenAI overview; a run opened from there is a run's page, not an "Evaluations" one;
+- the chart view plots each sweep's best job (MLflow plots the first 10 rows of the table);
+- each sweep's parent page: its table's rows are in the order of the headline metric, best first;
+- Compare of a sweep's jobs opens on a parallel coordinates plot of the swept keys against the headline
+  metric, and no two of its labels overlap (their rendered boxes);
+- a job's page lists quality metrics first;
 - the runs table, the sweep expanded: the nine job names are distinct in the width the table shows;
-- the chart view: its first section is quality, and all nine jobs are plotted (no report run hides one);
-- the sweep's own view (the link on the parent's page): its nine jobs, best first, headline columns;
-- the parent's page: the side-by-side table in its description and the quality-vs-cost figure;
-- every artifact of every run is served (the UI answers HTTP 400 for unsafe names).
+  the sweep's own view (the link on the parent's page) holds its jobs; the parent's figure shows;
+  every artifact of every run is served (the UI answers HTTP 400 for unsafe names).
 
 Screenshots of each view go to --out (their paths are printed); exits 1 listing every check that failed.
 """
@@ -22,6 +27,7 @@ Screenshots of each view go to --out (their paths are printed); exits 1 listing 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -41,9 +47,10 @@ from mlflow.tracking import MlflowClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from experiments.metric_keys import Section  # noqa: E402 (the project root is put on the path above)
+from experiments.metric_keys import SWEPT_PARAM_GROUP, Section, metric_key  # noqa: E402 (the root is on the path above)
 from experiments.sweep_record import SWEEP_VIEW_TAG, TABLE_ARTIFACT, FIGURE_ARTIFACT  # noqa: E402
-from experiments.ui_links import run_page, runs_view  # noqa: E402
+from experiments.sweep_summary import BEST_BY, BEST_JOB_TAG  # noqa: E402
+from experiments.ui_links import EXPERIMENT_VIEW_KEY, WORKFLOW_QUERY, run_page, runs_view  # noqa: E402
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -142,23 +149,32 @@ def _pasted(line: str) -> list[str]:
     return shlex.split(line.split(":", 1)[1])
 
 
-def run_sweep(work: Path, env: dict[str, str], failures: list[str]) -> dict[str, str]:
-    """Runs the sweep and pastes its printed commands; returns the `MLflow UI:` command and the
-    `jobs view:` link it printed."""
-    python = str(ROOT / ".venv" / "bin" / "python")
-    proc = subprocess.run([python, "-m", "experiments.run", "-m", "experiment=reader_calibration", "limit=2",
-                           f"hydra.sweep.dir={work}/multi"], cwd=ROOT, env=env, capture_output=True, text=True)
+SWEEPS = (("experiment=reader_calibration",), ("locator=two_phase,hybrid,bm25",))  # the second launches its worst arm first
+
+
+def _run(python: str, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    proc = subprocess.run([python, "-m", "experiments.run", *argv], cwd=ROOT, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SystemExit(f"the sweep failed:\n{proc.stderr[-3000:]}")
-    shown = {m.group(1): m.group(2) for m in re.finditer(r"^(MLflow UI|jobs view): (.+)$", proc.stdout, re.M)}
+        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def build_store(work: Path, env: dict[str, str], failures: list[str]) -> dict[str, str]:
+    """The store a user would have: two sweeps, a repeats job, and the compare report the first sweep
+    printed, pasted as printed; returns the `MLflow UI:` command and the `jobs view:` link it printed."""
+    python = str(ROOT / ".venv" / "bin" / "python")
+    outputs = [_run(python, ["-m", *sweep, f"hydra.sweep.dir={work}/multi{i}"], env).stdout for i, sweep in enumerate(SWEEPS)]
+    _run(python, ["locator=two_phase", "repeats=2", f"hydra.run.dir={work}/repeats"], env)
+    stdout = outputs[0]
+    shown = {m.group(1): m.group(2) for m in re.finditer(r"^(MLflow UI|jobs view): (.+)$", stdout, re.M)}
     if set(shown) != {"MLflow UI", "jobs view"}:
         failures.append(f"the sweep printed {sorted(shown)}, not the MLflow UI command and the jobs view link")
-    printed = {m.group(1): m.group(0) for m in re.finditer(r"^(compare|calibrate):\s+\S*python\S* -m .*$", proc.stdout, re.M)}
+    printed = {m.group(1): m.group(0) for m in re.finditer(r"^(compare|calibrate):\s+\S*python\S* -m .*$", stdout, re.M)}
     if set(printed) != {"compare"}:
         failures.append(f"the sweep printed {sorted(printed)} ready-to-paste commands, not compare alone (the demo set "
                         "has no dev/test split, so calibrate would only refuse)")
         return shown
-    if "calibrate: not printed: the tasks have no dev and test splits" not in proc.stdout:
+    if "calibrate: not printed: the tasks have no dev and test splits" not in stdout:
         failures.append("the sweep did not say why it printed no calibrate command")
     compare = subprocess.run(_pasted(printed["compare"]) + ["--out", str(work / "compare")], cwd=ROOT, env=env,
                              capture_output=True, text=True)
@@ -206,6 +222,8 @@ def check_landing(browser: Browser, base: str, experiment_id: str, failures: lis
     if "/runs" not in landed or "/overview" in landed or not listed:
         failures.append(f"landing: the experiment opened on {landed.removeprefix(base)}, not its runs table")
         return
+    if f"viewStateShareKey={EXPERIMENT_VIEW_KEY}" not in landed:
+        failures.append(f"landing: the experiment opened on {landed.removeprefix(base)}, not loclab's view (every sweep's best first)")
     browser.close_assistant()
     browser.shot("landing")
     browser.js(f"document.querySelector(\"{NAME_CELL}\").closest('a').click()")
@@ -219,54 +237,119 @@ def check_landing(browser: Browser, base: str, experiment_id: str, failures: lis
     browser.shot("run_page")
 
 
-def check_ui(browser: Browser, base: str, experiment_id: str, parent, jobs, failures: list[str]) -> None:
-    names = {j.info.run_name for j in jobs}
-    runs_url = f"{base}/{runs_view(experiment_id)}"
+# the rendered boxes of a plot's axis titles (a parallel coordinates plot's too), as [text, left, top, right, bottom]
+LABEL_BOXES = """
+return [...document.querySelectorAll(arguments[0])].map(t => { const r = t.getBoundingClientRect();
+  return [t.textContent, r.left, r.top, r.right, r.bottom]; }).filter(b => b[0] && b[3] > b[1]);"""
 
-    # the runs table: the sweep's parent, expanded
-    browser.open(runs_url)
-    if not browser.wait(lambda: browser.js(f"return document.querySelectorAll(\"{NAME_CELL}\").length")):
-        failures.append("runs table: no run listed")
+
+# the chart view's run list: the names of the rows whose eye is open ("Hide run"), which the charts plot
+PLOTTED_RUNS = """
+const shown = new Set([...document.querySelectorAll('.ag-row')].filter(r => [...r.querySelectorAll('label')].some(
+  l => l.textContent === 'Hide run')).map(r => r.getAttribute('row-id')));
+return [...new Set([...document.querySelectorAll('.ag-row')].filter(r => shown.has(r.getAttribute('row-id')))
+  .map(r => r.querySelector("a[href*='/runs/'] span")?.textContent).filter(Boolean))];"""
+
+
+def overlapping(boxes: list) -> list[tuple[str, str]]:
+    """Pairs of labels whose rendered boxes intersect."""
+    return [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4]]
+
+
+def check_decisions(browser: Browser, base: str, experiment_id: str, sweeps: list, jobs_of: dict, failures: list[str]) -> None:
+    """What a researcher opens the UI to decide, for every sweep: its best job plotted in the
+    experiment's chart view, its parent's table best first, Compare on the swept keys against the
+    headline metric, its labels apart, and a job's page leading with quality."""
+    headline = metric_key(BEST_BY[0])
+    best = {s.info.run_id: s.data.tags.get(BEST_JOB_TAG) for s in sweeps}
+    names = {j.info.run_id: j.info.run_name for js in jobs_of.values() for j in js}
+
+    # the chart view of the experiment as it opens: MLflow plots the first 10 rows that are not hidden
+    browser.open(f"{base}/#/experiments/{experiment_id}")
+    browser.wait(lambda: browser.js(f"return document.querySelectorAll(\"{NAME_CELL}\").length"))
     browser.close_assistant()
-    browser.click(".ag-row [col-id='attributes.`Run Name`'] button")  # the parent's expand button
-    shown = browser.wait(lambda: [t for t in browser.js(VISIBLE_TEXT, NAME_CELL) if t] if len(
-        browser.js(VISIBLE_TEXT, NAME_CELL)) >= JOBS + 1 else None) or []
-    full = browser.js(f"return [...document.querySelectorAll(\"{NAME_CELL}\")].map(s => s.textContent)")
-    visible_jobs = [v for v, f in zip(shown, full) if f in names]
-    print(f"runs table: {len(visible_jobs)} job names visible as {visible_jobs}")
-    if len(visible_jobs) != JOBS:
-        failures.append(f"runs table: {len(visible_jobs)} of {JOBS} job rows after expanding the sweep")
-    elif len(set(visible_jobs)) != JOBS:
-        failures.append(f"runs table: job names not distinct in the visible width: {visible_jobs}")
-    browser.shot("runs_table")
+    browser.js("document.querySelector(\"input[type=radio][value='CHART']\").click()")
+    plotted = browser.wait(lambda: browser.js(PLOTTED_RUNS)) or []
+    missing = [names.get(b, b) for b in best.values() if names.get(b) not in plotted]
+    print(f"chart view as the experiment opens: {len(plotted)} runs plotted; each sweep's best among them: {not missing}")
+    if missing:
+        failures.append(f"chart view: a sweep's best job is not plotted: {missing} (plotted: {plotted})")
+    browser.shot("chart_view_bests")
 
-    # the chart view of the same table
-    browser.click("[data-testid='experiment-runs-mode-switch-chart'], button[aria-label*='hart']")
-    if "compareRunsMode=CHART" not in browser.driver.current_url:
-        browser.open(f"{runs_url}&compareRunsMode=CHART")
+    for sweep in sweeps:
+        label = sweep.info.run_name
+        # the parent's table, in its description: best first, in the order of the headline metric
+        browser.open(f"{base}/{run_page(experiment_id, sweep.info.run_id)}")
+        browser.wait(lambda: "Best by" in browser.text())
+        table = browser.js("const t = [...document.querySelectorAll('table')].find(t => t.textContent.includes('Δ to best'));"
+                           "return t ? [...t.querySelectorAll('tr')].map(r => [...r.querySelectorAll('th,td')].map(c => c.textContent)) : null")
+        if not table:
+            failures.append(f"parent page of {label}: no side-by-side table")
+        else:
+            column = next(i for i, h in enumerate(table[0]) if h.startswith(BEST_BY[0]))
+            values = [float(row[column].split()[0]) for row in table[1:] if row[column].strip() not in ("", "—")]
+            print(f"parent table of {label}: {BEST_BY[0]} {values}")
+            if values != sorted(values, reverse=True) or table[1][0] != "★":
+                failures.append(f"parent page of {label}: the table is not best first in {BEST_BY[0]}: {values}")
+        browser.shot(f"parent_table_{len(table or [])}")
+
+        # Compare of its jobs: the first plot is the swept keys against the headline metric
+        ids = [j.info.run_id for j in jobs_of[sweep.info.run_id]]
+        browser.open(f"{base}/#/compare-runs?runs={json.dumps(ids)}&experiments={json.dumps([experiment_id])}&{WORKFLOW_QUERY}")
+        titles = browser.wait(lambda: browser.js(LABEL_BOXES, ".js-plotly-plot .axis-title"), 60) or []
+        browser.close_assistant()
+        axes = [t[0] for t in titles]
+        swept = sorted(k for k in jobs_of[sweep.info.run_id][0].data.params if k.startswith(SWEPT_PARAM_GROUP + "/"))
+        print(f"compare of {label}: parallel coordinates over {axes}")
+        if not swept or axes[:min(3, len(swept))] != swept[:3] or axes[-1:] != [headline]:
+            failures.append(f"compare of {label}: the first plot is {axes}, not the swept keys {swept} against {headline}")
+        if clash := overlapping(titles):
+            failures.append(f"compare of {label}: labels overprint: {clash}")
+        browser.shot(f"compare_{len(ids)}_jobs")
+
+    # a job's page: its metrics table leads with quality
+    job = next(iter(best.values()))
+    browser.open(f"{base}/{run_page(experiment_id, job)}")
+    browser.wait(lambda: "Metrics (" in browser.text())
+    text = browser.text()
+    first = [line for line in text[text.index("Metrics ("):].splitlines() if "/" in line][:4]
+    print(f"job page: first metrics {first}")
+    if not first or not all(line.startswith(Section.QUALITY.value) for line in first[:2]) or first[0] != headline:
+        failures.append(f"job page: its metrics begin {first}, not {headline} and quality")
+    browser.shot("job_page")
+
+
+def check_ui(browser: Browser, base: str, experiment_id: str, parent, jobs, failures: list[str]) -> None:
+    """The first sweep's own view (the link on its parent's page), its chart view, and its parent's page."""
+    names = {j.info.run_name for j in jobs}
+    view = parent.data.tags.get(SWEEP_VIEW_TAG)
+    if not view:
+        failures.append(f"the sweep's parent has no {SWEEP_VIEW_TAG} tag")
+        return
+    # the sweep's view: its jobs alone, their names distinct in the width the table shows
+    browser.open(f"{base}/{view}")
+    rows = browser.wait(lambda: (lambda r: r if len(r) >= JOBS else None)(
+        browser.js(f"return [...document.querySelectorAll(\"{NAME_CELL}\")].map(s => s.textContent)")))
+    if not rows or set(rows) != names:
+        failures.append(f"sweep view: rows {rows} are not the sweep's {JOBS} jobs")
+    browser.close_assistant()
+    shown = [t for t in browser.js(VISIBLE_TEXT, NAME_CELL) if t]
+    print(f"sweep view: {len(shown)} job names visible as {shown}")
+    if len(set(shown)) != JOBS:
+        failures.append(f"sweep view: job names not distinct in the visible width: {shown}")
+    browser.shot("sweep_view")
+
+    # its chart view: quality first, every job plotted
+    browser.js("document.querySelector(\"input[type=radio][value='CHART']\").click()")
     sections = browser.wait(lambda: [m.group(1) for m in SECTION_HEADER.finditer(browser.text())]) or []
     print(f"chart view sections: {sections}")
     if not sections or not sections[0].startswith(Section.QUALITY.value):
         failures.append(f"chart view: the first section is {sections[:1] or 'none'}, not {Section.QUALITY.value}")
-    hidden = browser.js("return [...document.querySelectorAll('.ag-row')].filter(r => r.querySelector("
-                        "'[data-testid*=\"hidden\"], [aria-label*=\"Show run\"]')).map(r => r.textContent)")
-    plotted_jobs = [n for n in names if n in browser.text() and not any(n in h for h in hidden)]
+    plotted_jobs = set(browser.wait(lambda: browser.js(PLOTTED_RUNS)) or []) & names
     if len(plotted_jobs) != JOBS:
-        failures.append(f"chart view: {len(plotted_jobs)} of {JOBS} jobs plotted (hidden rows: {hidden})")
+        failures.append(f"sweep chart view: {len(plotted_jobs)} of {JOBS} jobs plotted: {sorted(plotted_jobs)}")
     browser.shot("chart_view")
-
-    # the sweep's own view: the link on the parent's page
-    view = parent.data.tags.get(SWEEP_VIEW_TAG)
-    if not view:
-        failures.append(f"the sweep's parent has no {SWEEP_VIEW_TAG} tag")
-    else:
-        browser.open(f"{base}/{view}")
-        rows = browser.wait(lambda: (lambda r: r if len(r) >= JOBS else None)(
-            browser.js(f"return [...document.querySelectorAll(\"{NAME_CELL}\")].map(s => s.textContent)")))
-        if not rows or set(rows) != names:
-            failures.append(f"sweep view: rows {rows} are not the sweep's {JOBS} jobs")
-        browser.close_assistant()
-        browser.shot("sweep_view")
 
     # the parent's page: the table in the description and the figure among its artifacts
     browser.open(f"{base}/{run_page(experiment_id, parent.info.run_id)}")
@@ -293,14 +376,18 @@ def main() -> int:
                         "LOCLAB_MLFLOW_ARTIFACTS": str(work / "artifacts"), "MLFLOW_DISABLE_TELEMETRY": "true"}
     env.pop("MLFLOW_TRACKING_URI", None)
     failures: list[str] = []
-    printed = run_sweep(work, env, failures)
+    printed = build_store(work, env, failures)
     uri = f"sqlite:///{work / 'mlflow.db'}"
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("loclab-demo")
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()], max_results=1000)
-    [parent] = [r for r in runs if r.data.tags.get("loclab.kind") == "sweep"]
-    jobs = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id
-            and r.data.tags.get("loclab.kind") == "job"]
+    sweeps = sorted((r for r in runs if r.data.tags.get("loclab.kind") == "sweep"), key=lambda r: r.info.start_time)
+    jobs_of = {s.info.run_id: [r for r in runs if r.data.tags.get("mlflow.parentRunId") == s.info.run_id
+                               and r.data.tags.get("loclab.kind") == "job"] for s in sweeps}
+    in_experiment = [r for r in runs if r.info.experiment_id == experiment.experiment_id]
+    print(f"store: {len(in_experiment)} runs in {experiment.name} ({len(sweeps)} sweeps, a repeats job), "
+          f"{len(runs) - len(in_experiment)} report run(s)")
+    parent, jobs = sweeps[0], jobs_of[sweeps[0].info.run_id]
     port = _port()
     if "MLflow UI" not in printed:
         for failure in failures:
@@ -320,6 +407,7 @@ def main() -> int:
         browser = Browser(work / "chromium", out)
         try:
             check_landing(browser, base, experiment.experiment_id, failures)
+            check_decisions(browser, base, experiment.experiment_id, sweeps, jobs_of, failures)
             if printed.get("jobs view"):  # the sweep's printed link, on this check's port
                 view = printed["jobs view"]
                 browser.open(base + view[view.index("/#/"):])

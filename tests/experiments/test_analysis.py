@@ -95,8 +95,8 @@ def test_compare_paired_report(store, capsys):
     # named for its arms, its headline numbers as metrics: the difference in file Acc@5, what sweeps rank by
     assert report.info.run_name.startswith("compare · ") and " vs " in report.info.run_name
     diff = table.loc["file_acc_all@5", "diff"]
-    assert report.data.metrics["1 quality/file_acc_all_at_5_diff_arm1"] == pytest.approx(diff, abs=1e-4)
-    assert "1 quality/file_acc_all_at_5_diff_arm1_ci95_low" in report.data.metrics
+    assert report.data.metrics["1 quality/file_acc_all_at_05_diff_arm1"] == pytest.approx(diff, abs=1e-4)
+    assert "1 quality/file_acc_all_at_05_diff_arm1_ci95_low" in report.data.metrics
 
 
 def test_a_compare_of_many_arms_prints_one_row_per_arm_and_keeps_every_table_in_the_report(store, capsys, tmp_path):
@@ -166,7 +166,7 @@ def test_repeatability_of_a_deterministic_config(store, capsys):
     summary = pd.read_csv(store.root / "report" / "summary.csv", index_col=0)
     assert summary.loc["file_recall", "std"] == 0 and summary.loc["file_recall", "repeats"] == 2
     # the spread and the agreement are on the job itself, charted, and its description counts tasks, not task runs
-    assert two_phase.data.metrics["6 repeats/file_acc_all_at_5_std"] == 0 and two_phase.data.metrics["6 repeats/identical_tasks"] == 1
+    assert two_phase.data.metrics["6 repeats/file_acc_all_at_05_std"] == 0 and two_phase.data.metrics["6 repeats/identical_tasks"] == 1
     assert "4 tasks × 2 repeats, task runs: 8 total" in two_phase.data.tags["mlflow.note.content"]
     # and on the report run, named for what it reports on
     [report] = store.client().search_runs([store.client().get_experiment_by_name("loclab-local-reports").experiment_id],
@@ -394,7 +394,7 @@ def test_model_arms_tables_each_arm_and_backend_from_the_store(store):
     two_phase = rows[("two_phase, 2 sampled repeats", "lexical")]
     job = next(j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "two_phase")
     assert two_phase[2] == "8"  # 4 tasks x 2 repeats
-    assert two_phase[4] == f"{job.data.metrics['1 quality/file_acc_all_at_5']:.3f}"
+    assert two_phase[4] == f"{job.data.metrics['1 quality/file_acc_all_at_05']:.3f}"
     assert two_phase[8] == f"{job.data.metrics['2 cost/input_tokens']:,.0f}"
     hits, calls = job.data.metrics["2 cost/cache_hits"], job.data.metrics["2 cost/model_calls"]
     assert 0 < hits < calls and two_phase[13] == f"{hits / calls:.2f}"  # the repeats' shared decisions, cached

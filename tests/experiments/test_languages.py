@@ -38,10 +38,10 @@ def test_every_locator_runs_on_each_languages_demo_set_in_one_logged_sweep(tmp_p
     assert proc.returncode == 0, proc.stderr[-3000:]
     jobs = ws.jobs(f"loclab-{dataset}")
     assert sorted(j.data.tags["loclab.locator"] for j in jobs) == sorted(locators)
-    assert all(j.info.status == "FINISHED" and "1 quality/file_acc_all_at_5" in j.data.metrics for j in jobs)
+    assert all(j.info.status == "FINISHED" and "1 quality/file_acc_all_at_05" in j.data.metrics for j in jobs)
     for job in jobs:  # the language's own slice: here all of the job's tasks
         assert job.data.metrics[f"9 language/{language}/tasks"] == 1
-        assert job.data.metrics[f"9 language/{language}/file_acc_all_at_5"] == job.data.metrics["1 quality/file_acc_all_at_5"]
+        assert job.data.metrics[f"9 language/{language}/file_acc_all_at_05"] == job.data.metrics["1 quality/file_acc_all_at_05"]
     results = sorted((ws.root / "results").rglob("localization-result.json"))
     assert len(results) == len(locators)
     for path in results:

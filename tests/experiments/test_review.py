@@ -28,6 +28,6 @@ def test_a_sweep_of_agentless_style_and_bm25_is_reviewed_blind(tmp_path, subject
         assert job.info.status == "FINISHED" and job.data.metrics["6 tasks/ok"] == 1
         assert "5 review/review_rejected" in job.data.metrics  # a review, or a rejection counted, never a default
         assert job.data.tags["loclab.reviewer"].startswith("local_llm:qwen2.5-coder-0.5b")
-        assert "1 quality/file_acc_all_at_5" in job.data.metrics
+        assert "1 quality/file_acc_all_at_05" in job.data.metrics
     [record] = [json.loads(p.read_text()) for p in ws.root.rglob("review.json") if "agentless_style" in str(p)]
     assert record["text"] and ("review" in record) != ("rejected" in record)

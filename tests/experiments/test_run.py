@@ -15,6 +15,7 @@ import pytest
 from experiments import run as run_module
 from experiments.metric_keys import ci_bounds
 from experiments.sweep_record import BEST_COLOURS
+from experiments.ui_links import view_state
 from locator.result import CodeIdentity
 from locator.trace import EventKind, read_trace
 from metrics.comparator import what_was_found
@@ -38,10 +39,10 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert "file_acc_all@5" in proc.stdout and "mlflow ui --backend-store-uri sqlite:///" in proc.stdout
     [job] = ws.jobs()
     assert job.info.status == "FINISHED"
-    assert job.data.metrics["6 tasks/ok"] == 2 and "1 quality/file_acc_all_at_5" in job.data.metrics
+    assert job.data.metrics["6 tasks/ok"] == 2 and "1 quality/file_acc_all_at_05" in job.data.metrics
     assert job.data.metrics["2 cost/model_calls"] > 0
     # the run page lists metrics in logging order: the headline quality leads (`6 tasks/total` led; issue 49, point 7)
-    assert list(job.data.metrics)[:2] == ["1 quality/file_acc_all_at_1", "1 quality/file_acc_all_at_5"]
+    assert list(job.data.metrics)[:2] == ["1 quality/file_acc_all_at_05", "1 quality/file_acc_all_at_01"]
     # means are metrics; CI bounds a tag (the chart view opens on the means, not on 126 bounds)
     assert not [k for k in job.data.metrics if k.startswith("ci95")]
     low, high = ci_bounds(job.data.tags, "file_recall")
@@ -144,7 +145,7 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     rows = [line.removeprefix("| ").removesuffix(" |").split(" | ") for line in table[1:]]  # the separator is |---|
     by_job = {c.data.tags["loclab.sweep_job"]: c for c in children}
     assert rows[0][0] == "★" and by_job[rows[0][1]].info.run_id == parent.data.tags["loclab.best_job"]
-    accs = [by_job[row[1]].data.metrics["1 quality/file_acc_all_at_5"] for row in rows]
+    accs = [by_job[row[1]].data.metrics["1 quality/file_acc_all_at_05"] for row in rows]
     assert accs == sorted(accs, reverse=True) and len(rows) == 4
     # the charts draw each job in its own colour, the best and the runner-up in theirs (by the table's order)
     colours = [by_job[row[1]].data.tags.get("mlflow.runColor") for row in rows]
@@ -166,16 +167,26 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
                     "&workflowType=machine_learning") and view in note
     assert f"jobs view: http://127.0.0.1:5000/{view}" in proc.stdout  # the port of the printed `mlflow ui --port 5000`
     assert "--port 5000" in next(line for line in proc.stdout.splitlines() if line.startswith("MLflow UI: "))
-    shared = json.loads(ws.client().get_experiment(parent.info.experiment_id).tags[f"mlflow.sharedViewState.{parent.info.run_id}"])
+    tags = ws.client().get_experiment(parent.info.experiment_id).tags
+    shared = view_state(tags[f"mlflow.sharedViewState.{parent.info.run_id}"])
+    assert json.loads(tags[f"mlflow.sharedViewState.{parent.info.run_id}"])["name"].endswith(": its jobs, best first")
     assert ws.client().search_runs([parent.info.experiment_id], shared["searchFilter"]) and \
         {r.info.run_id for r in ws.client().search_runs([parent.info.experiment_id], shared["searchFilter"])} == \
         {c.info.run_id for c in children}
-    assert shared["orderByKey"] == "metrics.`1 quality/file_acc_all_at_5`" and shared["runsHiddenMode"] == "SHOW_ALL"
+    assert shared["orderByKey"] == "metrics.`1 quality/file_acc_all_at_05`" and shared["runsHiddenMode"] == "SHOW_ALL"
     assert "params.`limit`" in shared["selectedColumns"]
     assert "tags.`loclab.locator`" in shared["selectedColumns"]  # a swept config group's arm: the tag naming it
+    # each job's rank in the table, which the experiment's own view sorts by (every sweep's best first), and
+    # its swept values as params of their own, which Compare opens on
+    assert [by_job[row[1]].data.metrics["8 sweep/rank"] for row in rows] == [1, 2, 3, 4]
+    assert all(by_job[row[1]].data.params["0 swept/locator"] == row[3] for row in rows)
+    experiment_view = view_state(tags["mlflow.sharedViewState.loclab"])
+    assert experiment_view["orderByKey"] == "metrics.`8 sweep/rank`" and experiment_view["orderByAsc"] is True
+    assert {r.info.run_id for r in ws.client().search_runs([parent.info.experiment_id], experiment_view["searchFilter"])} == \
+        {c.info.run_id for c in children}
     best = next(c for c in children if c.info.run_id == parent.data.tags["loclab.best_job"])
-    assert parent.data.metrics["8 sweep/best_file_acc_all_at_5"] == max(
-        c.data.metrics["1 quality/file_acc_all_at_5"] for c in children) == best.data.metrics["1 quality/file_acc_all_at_5"]
+    assert parent.data.metrics["8 sweep/best_file_acc_all_at_05"] == max(
+        c.data.metrics["1 quality/file_acc_all_at_05"] for c in children) == best.data.metrics["1 quality/file_acc_all_at_05"]
 
 
 def test_jobs_that_select_the_same_tasks_with_different_settings_are_each_their_own_row(ws):

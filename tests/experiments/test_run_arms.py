@@ -42,7 +42,7 @@ def test_chunks_run_in_parallel_and_each_arm_is_scored_as_the_serial_job(tmp_pat
     [job] = ws.jobs()
     [row] = _table(tmp_path / "arms")
     assert row[:3] == ["two_phase", "lexical", "3"]
-    assert row[4] == f"{job.data.metrics['1 quality/file_acc_all_at_5']:.3f}"
+    assert row[4] == f"{job.data.metrics['1 quality/file_acc_all_at_05']:.3f}"
     assert row[8] == f"{job.data.metrics['2 cost/input_tokens']:,.0f}"
 
 

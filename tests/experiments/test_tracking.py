@@ -10,16 +10,44 @@ import pytest
 
 from experiments import run as run_module
 from experiments.metric_keys import CI_TAG, ci_bounds, ci_tag, metric_key
-from experiments.tracking import flatten, job_run_name, short_overrides, swept_keys
+from experiments.tracking import flatten, job_run_name, short_overrides, swept_keys, swept_params
 
 
 def test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign():
-    assert metric_key("file_acc_all@5") == "1 quality/file_acc_all_at_5"
+    assert metric_key("file_acc_all@5") == "1 quality/file_acc_all_at_05"
     assert metric_key("input_tokens") == "2 cost/input_tokens"
     assert metric_key("reading.terminated_model_stop") == "3 reading/terminated_model_stop"
     assert metric_key("tasks.ok") == "6 tasks/ok"
     tags = {CI_TAG: ci_tag({"file_acc_all@5": (0.25, 0.75, 3)})}
     assert ci_bounds(tags, "file_acc_all@5") == (0.25, 0.75) and ci_bounds(tags, "line_recall") is None
+
+
+def test_metric_keys_sort_as_read():
+    """MLflow sorts a section's charts by key (issue 49, point 7): Acc@k in the order of k, and the pack's
+    claims about itself (0 on most jobs) in their own section, not before the headline quality."""
+    from metrics.definitions import METRICS
+
+    names = ["file_acc_all@1", "file_acc_all@3", "file_acc_all@5", "file_acc_all@10"]
+    keys = [metric_key(n) for n in names]
+    assert sorted(keys) == keys and keys[2] == "1 quality/file_acc_all_at_05"
+    assert metric_key("repeats.file_acc_all@5_std") == "6 repeats/file_acc_all_at_05_std"
+    quality = sorted(k for k in map(metric_key, METRICS) if k.startswith("1 quality/"))
+    assert quality[0].startswith("1 quality/file_acc_all_at_01"), quality[:3]
+    assert metric_key("claims_complete").startswith("4 pack/") and metric_key("false_complete_claims").startswith("4 pack/")
+
+
+def test_a_sweep_jobs_swept_values_are_short_params_of_their_own():
+    """MLflow's Compare opens on the first three params, sorted, that differ among its runs, and a
+    scatter of the first logged: the swept values under `0 swept/` sort first, named short so the
+    axis titles fit side by side (issue 49, point 3)."""
+    overrides = ["locator=two_phase", "locator.reader.action_threshold=0.05",
+                 "locator.reader.evidence.observation_threshold=0.55", "limit=3"]
+    swept = ("locator", "locator.reader.action_threshold", "locator.reader.evidence.observation_threshold")
+    params = swept_params(overrides, swept)
+    assert params == {"0 swept/locator": "two_phase", "0 swept/action_threshold": "0.05",
+                      "0 swept/observation_threshold": "0.55"}
+    assert sorted([*params, "dataset.name", "limit", "locator.name"])[:3] == sorted(params)
+    assert swept_params(overrides, ()) == {}
 
 
 def test_jobs_are_named_by_the_overrides_that_tell_them_apart():
@@ -109,7 +137,7 @@ def _job_run(run_id: str, name: str, job: int):
                    lifecycle_stage="active", run_name=name)
     tags = [RunTag("loclab.sweep_job", str(job)), RunTag("mlflow.runName", name), RunTag("loclab.splits", "dev,test"),
             RunTag(CI_TAG, ci_tag({"file_acc_all@5": (0.25, 0.75, 3)}))]
-    return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_5", 0.5, 0, 0)], params=[Param("limit", "1")], tags=tags))
+    return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_05", 0.5, 0, 0)], params=[Param("limit", "1")], tags=tags))
 
 
 def test_the_sweep_summary_lists_jobs_in_launch_order_and_never_cuts_a_command():
@@ -170,7 +198,7 @@ def test_the_best_job_has_the_highest_file_acc_at_5_then_line_recall_and_finishe
     def job(run_id: str, acc: float, line_recall: float, status: str = "FINISHED") -> Run:
         info = RunInfo(run_id=run_id, experiment_id="1", user_id="u", status=status, start_time=0, end_time=1,
                        lifecycle_stage="active", run_name=run_id)
-        metrics = [Metric("1 quality/file_acc_all_at_5", acc, 0, 0), Metric("1 quality/line_recall", line_recall, 0, 0)]
+        metrics = [Metric("1 quality/file_acc_all_at_05", acc, 0, 0), Metric("1 quality/line_recall", line_recall, 0, 0)]
         return Run(info, RunData(metrics=metrics))
 
     def values(acc: float, line_recall: float, tasks=("a", "b")) -> pd.DataFrame:
@@ -192,7 +220,7 @@ def test_the_best_job_is_chosen_on_the_tasks_every_job_completed():
     def job(run_id: str, acc: float) -> Run:
         info = RunInfo(run_id=run_id, experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
                        lifecycle_stage="active", run_name=run_id)
-        return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_5", acc, 0, 0)]))
+        return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_05", acc, 0, 0)]))
 
     index = pd.Index(["easy1", "easy2", "hard1", "hard2"], name="task_id")
     whole = pd.DataFrame({"file_acc_all@5": [1.0, 1.0, 0.0, 0.0]}, index=index)  # mean 0.5 on 4
@@ -278,7 +306,7 @@ def test_the_sweep_figure_labels_settings_draws_the_front_and_overprints_nothing
     def job(i: int, acc: float, tokens: float, lines: float) -> Run:
         info = RunInfo(run_id=f"{i:032d}", experiment_id="1", user_id="u", status="FINISHED", start_time=0,
                        end_time=1, lifecycle_stage="active", run_name=f"0.{i}, 0.75 · action_threshold · two_phase@demo")
-        metrics = [Metric("1 quality/file_acc_all_at_5", acc, 0, 0), Metric("2 cost/input_tokens", tokens, 0, 0),
+        metrics = [Metric("1 quality/file_acc_all_at_05", acc, 0, 0), Metric("2 cost/input_tokens", tokens, 0, 0),
                    Metric("2 cost/source_lines_read", lines, 0, 0)]
         return Run(info, RunData(metrics=metrics, tags=[RunTag(CI_TAG, ci_tag({"file_acc_all@5": (0.0, 1.0, 3)}))]))
 
@@ -311,7 +339,7 @@ def test_the_parent_table_is_best_first_with_paired_differences_to_the_best():
         info = RunInfo(run_id=f"{i:032d}", experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
                        lifecycle_stage="active", run_name=f"arm{i} · locator · @demo")
         tags = [RunTag("loclab.sweep_job", str(i)), RunTag("loclab.overrides", f"locator=arm{i}")]
-        return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_5", float(np.mean(accs[i])), 0, 0)], tags=tags))
+        return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_05", float(np.mean(accs[i])), 0, 0)], tags=tags))
 
     jobs = [job(i) for i in range(3)]
     per_task = {j.info.run_id: pd.DataFrame({"file_acc_all@5": accs[i], "line_recall": accs[i], "repository": repos},
@@ -343,7 +371,7 @@ def test_the_best_job_and_the_runner_up_get_colours_of_their_own():
     def job(i: int, acc: float) -> Run:
         info = RunInfo(run_id=f"{i:032d}", experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
                        lifecycle_stage="active", run_name=f"arm{i}")
-        return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_5", acc, 0, 0)],
+        return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_05", acc, 0, 0)],
                                  tags=[RunTag("loclab.sweep_job", str(i))]))
 
     jobs = [job(i, acc) for i, acc in enumerate([0.2, 0.9, 0.5, 0.7, 0.1])]

@@ -1,6 +1,7 @@
-"""The MLflow UI answers "which setting wins?" at a glance: `scripts/ui_check.py` (a 9-job sweep, its
-printed commands pasted, then the runs table, chart view, the sweep's view and the parent's page in
-Debian's Chromium) passes, and leaves its screenshots where the test output says."""
+"""The MLflow UI answers "which setting wins?" at a glance: `scripts/ui_check.py` (two sweeps, a repeats
+job and a pasted compare report, then the landing page, the chart view, each parent's table, Compare,
+a job's page, the sweep's view and the parent's figure in Debian's Chromium) passes, and leaves its
+screenshots where the test output says."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 from experiments.paths import PROJECT_ROOT
 from tests.conftest import SCREENSHOT_LIST
 
-SHOTS = ("landing", "run_page", "runs_table", "chart_view", "sweep_view", "parent_page", "parent_figure")
+SHOTS = ("landing", "run_page", "chart_view_bests", "compare_9_jobs", "job_page", "sweep_view", "chart_view", "parent_page",
+         "parent_figure")
 
 
 @pytest.mark.long
@@ -28,4 +30,5 @@ def test_the_mlflow_ui_shows_which_setting_wins():
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert all((out / f"{name}.png").stat().st_size > 10_000 for name in SHOTS)
     (out / SCREENSHOT_LIST).write_text("".join(f"{line}\n" for line in proc.stdout.splitlines()
-                                               if line.startswith(("screenshot:", "landing:", "run page:", "runs table:", "chart view"))))
+                                               if line.startswith(("screenshot:", "landing:", "run page:", "store:", "chart view", "parent table",
+                                                                   "compare of", "job page:", "sweep view:"))))

@@ -1,5 +1,8 @@
 """`python -m experiments.calibrate`: pick a threshold setting on one split, report it on another.
 
+`--search NAME` runs an ask-and-tell Optuna search over the knobs of `conf/search/NAME.yaml` instead
+(experiments.search): four or more knobs, where a grid would be too many jobs.
+
 Over the jobs of a sweep of one or two parameters: quality and cost per setting on the choosing
 split (`--choose-split`, default dev) and the reporting split (`--report-split`, default test), the
 quality–cost Pareto frontier on the choosing split, and the recommended setting under the rule
@@ -102,15 +105,25 @@ def main(argv: list[str] | None = None) -> int:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--sweep", help="a multirun sweep's parent run: id, short id or name")
     source.add_argument("--runs", nargs="+", help="run ids / names / 'filter:<MLflow filter>'")
-    parser.add_argument("--param", action="append", required=True, help="swept parameter (once or twice)")
+    source.add_argument("--search", metavar="NAME",
+                        help="run (or resume) the Optuna search conf/search/NAME.yaml instead: each trial a job, "
+                             "chosen on its choose_split, reported on its report_split")
+    parser.add_argument("--param", action="append", help="swept parameter (once or twice; with --sweep or --runs)")
+    parser.add_argument("--trials", type=int, help="with --search: completed trials to reach (default: the YAML's)")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="search.KEY=VALUE",
+                        help="with --search: override the search's YAML, e.g. --set search.seed=1")
     parser.add_argument("--quality", default="file_recall")
     parser.add_argument("--cost", default="input_tokens")
     parser.add_argument("--budget", type=float, help="max mean cost per task (on the choosing split)")
     parser.add_argument("--choose-split", default=CHOOSE_SPLIT)
     parser.add_argument("--report-split", default=REPORT_SPLIT)
     args = parser.parse_args(argv)
-    if len(args.param) > 2:
-        parser.error("calibrate takes one or two --param")
+    if args.search:
+        from experiments.search import main_search
+
+        return main_search(args.search, args.settings, args.trials)
+    if not args.param or len(args.param) > 2:
+        parser.error("calibrate over a sweep or runs takes one or two --param")
     try:
         client = open_store(args)
         runs = (children(client, find_runs(client, args.experiment, args.sweep, kind="sweep")[0].info.run_id) if args.sweep

@@ -21,14 +21,16 @@ from locator.task import SubjectIdentity, Task
 
 
 def _metadata(item: dict) -> dict:
-    """A trace task (one with a `reproducer`) says so, and carries its reproducer for re-checking."""
+    """A task's package and split (`dev` to choose settings on, `test` to report them on); a trace task
+    (one with a `reproducer`) says so, and carries its reproducer for re-checking."""
+    split = {"split": str(item["split"])} if "split" in item else {}
     if "reproducer" not in item:
-        return {"package": item["subject"]}
+        return {"package": item["subject"]} | split
     trace = extract_trace(item["text"], len(item["text"].encode("utf-8")))
     if trace is None:
         raise ManifestError(f"task {item['id']}: a task with a reproducer needs a failure trace as its text")
     return {"package": item["subject"], "input": "failure_trace", "trace_kind": trace.kind.value,
-            "reproducer": item["reproducer"]}
+            "reproducer": item["reproducer"]} | split
 
 
 def compile_tasks(source: Path):

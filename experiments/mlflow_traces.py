@@ -11,16 +11,28 @@ from pathlib import Path
 
 import mlflow
 from mlflow.entities import SpanType
+from mlflow.tracing.constant import SpanAttributeKey
 
-from locator.redact import redact
+from locator.redact import redact, redact_value
 from locator.trace import EventKind, read_trace
 
+SETTING_TAG = "loclab.setting"  # a trace's one tag: the job's run name, what it ran
 
-def log_task_trace(task_id: str, repeat: int, trace_file: Path, tags: dict[str, str]) -> int:
+
+def _set_json(span, key: str, value: dict) -> None:
+    """A span's inputs or outputs as the JSON object MLflow stores (the UI's Pretty view folds it), encoded
+    by json's C encoder: MLflow's own `set_inputs` walks nested values in Python (6 s for a 50-task job,
+    the slowest part of logging), and given the text instead stored a JSON string the UI cannot fold."""
+    span._span.set_attribute(key, json.dumps(value, ensure_ascii=False))
+
+
+def log_task_trace(task_id: str, repeat: int, trace_file: Path, setting: str, metadata: dict[str, str]) -> int:
     """Logs the task's System One requests as one MLflow trace, attached to the active run (MLflow
-    finds it from any thread, so a task's thread may call this) and tagged with `tags` (the job run
-    and its overrides); returns the spans logged. A request is paired with the answer that carries its
-    decision key; its span is named for what it was about (stage, file, epoch)."""
+    finds it from any thread, so a task's thread may call this), tagged with one tag, the job's
+    `setting` (its run name: the traces list shows one tag chip), with `metadata` (the job run, its
+    locator and overrides); returns the spans logged. A request is paired with the answer that
+    carries its decision key; its span is named for what it was about (stage, file, epoch) and
+    carries its token usage where MLflow counts it (the list's Tokens column)."""
     events = read_trace(trace_file)
     requests = [e for e in events if e.kind == EventKind.REQUEST]
     if not requests:
@@ -33,34 +45,30 @@ def log_task_trace(task_id: str, repeat: int, trace_file: Path, tags: dict[str, 
     base_ns = time.time_ns() - int(end_ms * 1e6)  # the trace keeps the task's own timing, placed just before now
     root = mlflow.start_span_no_context(f"{task_id}/r{repeat}", span_type=SpanType.CHAIN,
                                         inputs={"task": task_id, "repeat": repeat}, start_time_ns=base_ns,
-                                        tags={k: redact(v)[:4000] for k, v in tags.items()})
+                                        tags={SETTING_TAG: redact(setting)[:4000]},
+                                        metadata={k: redact(v)[:4000] for k, v in metadata.items()})
     spans = 0
     for request in requests:
         answer = answers[request.data.get("key")].popleft() if answers[request.data.get("key")] else None
         questions = request.data.get("questions", {})
         span = mlflow.start_span_no_context(
             request.data.get("about") or "system_one.request", span_type=SpanType.LLM, parent_span=root,
-            # JSON text, not nested objects: MLflow walks nested span inputs value by value, which made
-            # tracing the slowest part of logging (6 s for a 50-task job); the UI shows the text as is.
-            # Compact, because `indent` takes json's pure-Python encoder (0.9 s of a 50-task job).
-            inputs={"question_count": len(questions), "question_types": sorted({q.get("type") for q in questions.values()}),
-                    "questions": redact(json.dumps(questions, ensure_ascii=False))},
-            attributes={"decision_key": str(request.data.get("key"))},
-            start_time_ns=base_ns + int(request.t_ms * 1e6))
+            attributes={"decision_key": str(request.data.get("key"))}, start_time_ns=base_ns + int(request.t_ms * 1e6))
+        _set_json(span, SpanAttributeKey.INPUTS, {"question_count": len(questions), "questions": redact_value(questions)})
         if answer is None:
             span.end(status="ERROR", end_time_ns=base_ns + int(end_ms * 1e6))
         else:
             usage = answer.data.get("usage") or {}
-            span.end(outputs={"answers": json.dumps(answer.data.get("answers", {}))},
-                     attributes={"cached": bool(answer.data.get("cached")), "model": str(answer.data.get("model")),
-                                 "input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
-                                 "latency_ms": round(answer.t_ms - request.t_ms, 3)},
+            _set_json(span, SpanAttributeKey.OUTPUTS, {"answers": answer.data.get("answers", {})})
+            tokens = {k: int(usage.get(k) or 0) for k in ("input_tokens", "output_tokens")}
+            span.end(attributes={"cached": bool(answer.data.get("cached")), "model": str(answer.data.get("model")),
+                                 "latency_ms": round(answer.t_ms - request.t_ms, 3),
+                                 SpanAttributeKey.CHAT_USAGE: tokens | {"total_tokens": sum(tokens.values())}},
                      end_time_ns=base_ns + int(answer.t_ms * 1e6))
         spans += 1
     root.end(outputs={"requests": spans, "about": sorted({r.data.get("about") or "request" for r in requests})},
              end_time_ns=base_ns + int(end_ms * 1e6))
     return spans
-
 
 
 def flush_traces() -> None:

@@ -61,6 +61,7 @@ from locator.system_one.transport import SystemOneUnavailableError
 from locator.system_one.wire import GenerationUnsupportedError
 from locator.redact import redact
 from locator.result import LocalizationResult
+from render.page import pack_page
 from locator.system_one.snapshot import decisions_from_trace, write_snapshot
 from locator.trace import read_trace
 from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
@@ -314,8 +315,9 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     tasks_started = time.perf_counter()
     tracing = threading.Lock()
     # a trace says which job and setting it came from: the Traces tab lists traces of every job together
-    trace_tags = {"loclab.job_run": mlflow.active_run().info.run_id, "loclab.locator": locator_name,
-                  "loclab.overrides": redact(" ".join(HydraConfig.get().overrides.task))}
+    active = mlflow.active_run()
+    trace_metadata = {"loclab.job_run": active.info.run_id, "loclab.locator": locator_name,
+                      "loclab.overrides": redact(" ".join(HydraConfig.get().overrides.task))}
 
     def trace(outcome: TaskOutcome) -> TaskOutcome:
         # as each task ends, so a job with tasks in flight logs its traces while others wait on System One
@@ -323,7 +325,8 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
             return outcome
         started = time.perf_counter()
         with tracing:
-            log_task_trace(outcome.task_id, outcome.repeat, outcome.result_dir / TRACE_FILE, trace_tags)
+            log_task_trace(outcome.task_id, outcome.repeat, outcome.result_dir / TRACE_FILE, active.info.run_name,
+                           trace_metadata)
         seconds = outcome.seconds | {HarnessStage.TRACE.value: time.perf_counter() - started}
         return dataclasses.replace(outcome, seconds=seconds)
 
@@ -463,7 +466,7 @@ def _log_record(outcomes, job: Job) -> None:
     uploaded as one artifact tree (one upload per job, not one per task): every task's result and
     trace (`results/`), Hydra's saved config and overrides (`hydra/`, redacted when the job started),
     the decisions every result was built on (`decisions.jsonl`, read from the traces, reused results
-    included) and each task's context pack (`context_packs/`)."""
+    included) and each task's context pack (`context_packs/`, with its page for reading in the UI)."""
     output = Path(HydraConfig.get().runtime.output_dir)
     staging = output / "artifacts"
     shutil.rmtree(staging, ignore_errors=True)
@@ -479,10 +482,11 @@ def _log_record(outcomes, job: Job) -> None:
                                                str(o.result_dir / TRACE_FILE))]
     staging.mkdir(parents=True, exist_ok=True)
     (staging / DECISIONS_ARTIFACT).write_text(write_snapshot(decisions), encoding="utf-8")
-    for o in ok:
+    for o in ok:  # the pack as the agent gets it, and as a page to read in the UI (its own line numbers alone)
         target = staging / "context_packs" / o.task_id / f"r{o.repeat}.md"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(o.pack_text or "", encoding="utf-8")
+        target.with_suffix(".html").write_text(pack_page(o.pack_text or "", f"{o.task_id} r{o.repeat}"), encoding="utf-8")
     mlflow.log_artifacts(str(staging))
 
 

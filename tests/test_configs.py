@@ -200,6 +200,6 @@ def test_the_runs_folder_moves_everything_a_run_writes_out_of_the_checkout(tmp_p
     register_resolvers()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", return_hydra_config=True)
-    written = [cfg.paths.results_dir, cfg.paths.reports_dir, cfg.tracking.db_path, cfg.tracking.artifact_dir,
+    written = [cfg.paths.results_dir, cfg.paths.reports_dir, cfg.paths.searches_dir, cfg.tracking.db_path, cfg.tracking.artifact_dir,
                cfg.hydra.run.dir, cfg.hydra.sweep.dir]
     assert all(str(path).startswith(str(tmp_path) + "/") for path in written), written

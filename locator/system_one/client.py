@@ -62,7 +62,7 @@ class Pricing:
 
 def request_label(state: dict) -> str:
     """What a request is about, from its state: the stage, then its file and epoch (or its files), so a
-    trace's spans can be told apart (`file_runtime pkg/core.py epoch 3`, `reading pkg/a.py +3`)."""
+    trace's spans can be told apart (`file_runtime pkg/core.py epoch 3`, `reading pkg/a.py and 3 more files`)."""
     parts = [str(state.get("stage", "request"))]
     about = state.get("file")
     if isinstance(about, dict):
@@ -71,7 +71,8 @@ def request_label(state: dict) -> str:
         parts.append(about)
     elif isinstance(state.get("reader"), dict) and state["reader"]:
         paths = list(state["reader"])
-        parts.append(paths[0] + (f" +{len(paths) - 1}" if len(paths) > 1 else ""))
+        more = len(paths) - 1
+        parts.append(paths[0] + (f" and {more} more file{'s' if more > 1 else ''}" if more else ""))
     return " ".join(parts)
 
 

@@ -98,5 +98,6 @@ def test_select_by_id_and_limit():
     assert len(manifest.select(limit=3)) == 3
     with pytest.raises(ManifestError, match="unknown task ids"):
         manifest.select(["nope"])
+    assert {r.task.metadata["split"] for r in manifest.select(split="dev")} == {"dev"} and len(manifest.select(split="dev")) == 4
     with pytest.raises(ManifestError, match="no task has split"):
-        manifest.select(split="dev")
+        manifest.select(split="validation")

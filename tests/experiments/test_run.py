@@ -70,9 +70,17 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert len(traces) == 2  # one per task: a span per System One request, with its answers and tokens
     requests = [s for t in traces for s in t.data.spans if s.span_type == "LLM"]
     assert len(requests) == job.data.metrics["2 cost/model_calls"] * 2
-    assert all("questions" in s.inputs and "answers" in s.outputs and s.inputs["question_count"] >= 1 for s in requests)
-    # told apart: each trace names its job and setting; each span its stage and file
-    assert all(t.info.tags["loclab.job_run"] == job.info.run_id and "limit=2" in t.info.tags["loclab.overrides"]
+    # inputs and outputs are JSON objects the UI folds, not JSON text; tokens where MLflow counts them
+    assert all(isinstance(s.inputs["questions"], dict) and isinstance(s.outputs["answers"], dict)
+               and s.inputs["question_count"] >= 1 for s in requests)
+    assert sum(s.attributes["mlflow.chat.tokenUsage"]["input_tokens"] for s in requests) == \
+        job.data.metrics["2 cost/input_tokens"] * 2
+    assert all(t.info.token_usage["input_tokens"] > 0 for t in traces)  # the traces list's Tokens column
+    # told apart: each trace carries one tag, its job's setting (the list shows one chip), and names its
+    # job run and overrides in its metadata; each span its stage and file
+    assert all({k for k in t.info.tags if not k.startswith("mlflow.")} == {"loclab.setting"}
+               and t.info.tags["loclab.setting"] == job.info.run_name for t in traces)
+    assert all(t.info.trace_metadata["loclab.job_run"] == job.info.run_id and "limit=2" in t.info.trace_metadata["loclab.overrides"]
                for t in traces)
     names = {s.name for s in requests}
     assert any(n.startswith("file_discovery") for n in names) and any(n.startswith("reading pkg/") or

@@ -227,3 +227,15 @@ def test_a_cache_damaged_while_in_use_is_named_by_the_next_open_and_the_next_fai
     other.commit()
     with pytest.raises(DecisionCacheError, match=f"decision cache {path}: "):
         SystemOne(compose_backend("lexical"), "m", in_use).ask({"task": "a new question"}, QUESTIONS)
+
+
+def test_a_request_is_labelled_by_what_it_is_about_in_words():
+    """A trace's span names say what each request was about; a reading of several files says how many
+    more in words (`+3` read as a count of nothing; issue 49, point 8)."""
+    from locator.system_one.client import request_label
+
+    assert request_label({"stage": "file_runtime", "file": {"path": "pkg/core.py", "epoch": 3}}) == "file_runtime pkg/core.py epoch 3"
+    assert request_label({"stage": "reading", "reader": {"pkg/a.py": {}, "pkg/b.py": {}, "pkg/c.py": {}}}) == \
+        "reading pkg/a.py and 2 more files"
+    assert request_label({"stage": "reading", "reader": {"pkg/a.py": {}, "pkg/b.py": {}}}) == "reading pkg/a.py and 1 more file"
+    assert request_label({"stage": "reading", "reader": {"pkg/a.py": {}}}) == "reading pkg/a.py"

@@ -121,7 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.search:
         from experiments.search import main_search
 
-        return main_search(args.search, args.settings, args.trials)
+        if args.experiment or args.out or args.dataset:
+            parser.error("--search logs to its job's experiment and its parent run: --experiment, --dataset and --out "
+                         "belong to --sweep and --runs (set the job's dataset in the search's YAML)")
+        return main_search(args.search, args.settings, args.trials, args.db)
     if not args.param or len(args.param) > 2:
         parser.error("calibrate over a sweep or runs takes one or two --param")
     try:

@@ -147,11 +147,12 @@ def _value(values: float) -> str:
 
 
 def run_trial(client: MlflowClient, experiment_id: str, spec: SearchSpec, values: dict[str, object], parent_id: str,
-              number: int, work: Path) -> tuple[str | None, str]:
+              number: int, work: Path, store: list[str]) -> tuple[str | None, str]:
     """The trial's job, as a sweep runs one: the runner in its own process, a child of the parent, its
-    job number the trial's. Returns its run id (None when it did not start) and what it said last."""
+    job number the trial's, logging to the search's store. Returns its run id (None when it did not
+    start) and what it said last."""
     argv = [sys.executable, "-m", "experiments.run", *spec.job, *(f"{k}={_value(v)}" for k, v in values.items()),
-            f"hydra.run.dir={work / f'trial-{number}'}", f"hydra.job.num={number}"]
+            *store, f"hydra.run.dir={work / f'trial-{number}'}", f"hydra.job.num={number}"]
     env = os.environ | {PARENT_RUN_ENV: parent_id, SWEPT_ENV: ",".join(spec.space)}
     proc = subprocess.run(argv, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True)
     said = (proc.stderr if proc.returncode else proc.stdout).strip()[-800:]
@@ -205,14 +206,16 @@ def _knob_text(knob: Knob) -> str:
     return f"{knob.type} [{low}, {high}]" + (" log" if knob.log else "")
 
 
-def search(name: str, overrides: list[str], trials: int | None = None, out: Path | None = None) -> int:
-    """Runs (or resumes) the search; prints the trials, the Pareto set and the recommendation."""
+def search(name: str, overrides: list[str], trials: int | None = None, db: str | None = None) -> int:
+    """Runs (or resumes) the search; prints the trials, the Pareto set and the recommendation. `db`:
+    the SQLite store its parent and trials log to (calibrate's --db), else the runner's."""
     import optuna
 
     spec = load_spec(name, overrides)
     if trials is not None:
         spec = spec.model_copy(update={"trials": trials})
-    cfg = compose_config(*spec.job)
+    store = [f"tracking.db_path={Path(db).resolve()}"] if db else []
+    cfg = compose_config(*spec.job, *store)
     uri = tracking_uri(cfg.tracking)
     experiment_id = ensure_experiment(cfg.tracking)
     client = MlflowClient(uri)
@@ -236,7 +239,7 @@ def search(name: str, overrides: list[str], trials: int | None = None, out: Path
             trial = study.ask()
             values = suggest(trial, spec)
             started = time.perf_counter()
-            run_id, said = run_trial(client, experiment_id, spec, values, parent_id, trial.number, work)
+            run_id, said = run_trial(client, experiment_id, spec, values, parent_id, trial.number, work, store)
             run = client.get_run(run_id) if run_id else None
             if run is None or run.info.status != "FINISHED":
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
@@ -368,9 +371,9 @@ def _cell(value) -> str:
     return str(value)
 
 
-def main_search(name: str, overrides: list[str], trials: int | None) -> int:
+def main_search(name: str, overrides: list[str], trials: int | None, db: str | None) -> int:
     try:
-        return search(name, overrides, trials)
+        return search(name, overrides, trials, db)
     except SearchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -119,10 +119,17 @@ def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file, monke
     analysis = [c for c in commands if c[0] in ("experiments.compare", "experiments.repeatability", "experiments.calibrate",
                                                  "experiments.pareto", "experiments.compare_results", "experiments.replay",
                                                  "experiments.replay_render")]
-    assert len(analysis) == 9
+    assert len(analysis) == 11
+    searched = 0
     for argv in analysis:
         args = [subs.get(a, a) for a in argv[1:] if not a.startswith("[") and a not in ("…]",)]
+        if "--search" in args:  # narrowed as a job's tasks are: 2 trials, then the same search goes on to 3
+            searched += 1
+            args = [a for i, a in enumerate(args) if a != "--trials" and (i == 0 or args[i - 1] != "--trials")]
+            args += ["--trials", str(1 + searched)]
         if argv[0] in ("experiments.replay", "experiments.replay_render"):
+            args += ["--db", str(ws.db)]
+        elif "--search" in args:
             args += ["--db", str(ws.db)]
         elif argv[0] != "experiments.compare_results":
             args += ["--db", str(ws.db), "--out", str(ws.root / "report" / argv[0])]

@@ -118,12 +118,12 @@ def test_the_render_stage_sweeps_the_cap_on_saved_results(recorded):
     assert small["2 cost/rendered_tokens"] <= 600 and small["2 cost/rendered_tokens"] < full["2 cost/rendered_tokens"]
     # the larger cap sends more of what is wanted (all of it, but for a span too long to send whole)
     assert small["2 cost/wanted_lines_sent"] < full["2 cost/wanted_lines_sent"] <= full["2 cost/wanted_lines"]
-    assert small["1 quality/trimmed_notes"] >= full["1 quality/trimmed_notes"] and small["1 quality/trimmed_notes"] > 0
-    assert all(r.data.metrics["2 cost/over_cap"] == 0 and r.data.metrics["1 quality/false_complete_claims"] == 0 for r in renders)
+    assert small["4 pack/trimmed_notes"] >= full["4 pack/trimmed_notes"] and small["4 pack/trimmed_notes"] > 0
+    assert all(r.data.metrics["2 cost/over_cap"] == 0 and r.data.metrics["4 pack/false_complete_claims"] == 0 for r in renders)
     table = pd.read_csv(ws.client().download_artifacts(by_cap["600"].info.run_id, "per_task.csv", str(ws.root)))
     assert {"claims_complete", "trimmed_notes", "wanted_lines_sent", "pointer_entries"} <= set(table.columns)
     packs = {a.path for a in ws.client().list_artifacts(by_cap["600"].info.run_id, "context_packs/demo-itsdangerous-001")}
-    assert packs == {"context_packs/demo-itsdangerous-001/r0.md"}
+    assert packs == {"context_packs/demo-itsdangerous-001/r0.md", "context_packs/demo-itsdangerous-001/r0.html"}
 
 
 def test_replays_leave_no_temporary_folder_behind(replay_env, capsys, tmp_path, monkeypatch):

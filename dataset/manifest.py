@@ -132,6 +132,16 @@ class HunkAnchor(Record):
     old_lines: list[str]
 
 
+class TierRegion(Record):
+    """A region of a gold tier in SWE-Explore's terms, kept as the ground truth wrote it: 1-based and
+    inclusive, `end == -1` the file's end, a negative start counted from it, an inverted region empty
+    (metrics.swe_explore resolves them as its evaluator does)."""
+
+    path: str = Field(min_length=1)
+    start: int
+    end: int
+
+
 class Gold(Record):
     files: list[str] = Field(min_length=1)
     spans: list[GoldSpan]
@@ -141,6 +151,11 @@ class Gold(Record):
     anchors: list[HunkAnchor] | None = Field(
         default=None, description="the gold hunks' old-side text, where gold comes from a patch")
     rule: str
+    # SWE-Explore's tiers beside the core (the spans): what agents that solved the task also read, and
+    # which gold files they read and modified. None: the gold has no such tier (its metrics are absent)
+    optional_regions: list[TierRegion] | None = None
+    optional_files: list[str] | None = None
+    main_files: list[str] | None = Field(default=None, description="None: every gold file (the files the fix modifies)")
 
     @model_validator(mode="after")
     def _spans_in_files(self) -> "Gold":
@@ -207,11 +222,12 @@ class Manifest(Record):
 
 
 def row_json(row: "ManifestRow") -> dict:
-    """A row as it is hashed and written: gold without hunk anchors says nothing of them, so a
-    manifest made before anchors existed keeps its hash."""
+    """A row as it is hashed and written: gold without hunk anchors or tiers says nothing of them, so
+    a manifest made before they existed keeps its hash."""
     data = row.model_dump(mode="json")
-    if data["gold"].get("anchors") is None:
-        data["gold"].pop("anchors", None)
+    for tier in ("anchors", "optional_regions", "optional_files", "main_files"):  # absent: as a manifest made before them
+        if data["gold"].get(tier) is None:
+            data["gold"].pop(tier, None)
     if not data["task"].get("languages"):  # undeclared: as a manifest made before tasks declared languages
         data["task"].pop("languages", None)
     return data

@@ -20,6 +20,7 @@ class Section(StrEnum):
     section names (the key's part before `/`) by code point, which put `cost` before `quality`."""
 
     QUALITY = "1 quality"
+    SWE_EXPLORE = "1 swe_explore"  # SWE-Explore's line-budget family under its own names, beside loclab's quality
     COST = "2 cost"
     READING = "3 reading"
     FUNNEL = "4 funnel"

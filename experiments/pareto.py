@@ -40,6 +40,11 @@ def run_table(arms, quality: str, cost: str, shared: pd.Index, split: str | None
         tasks = task_values(arm).loc[shared]
         if split is not None:
             tasks = tasks[tasks["split"] == split]
+        missing = [m for m in (quality, cost) if m not in tasks]
+        if missing:
+            numeric = sorted(c for c in tasks.columns if pd.api.types.is_numeric_dtype(tasks[c]))
+            raise AnalysisError(f"{arm.label}: no per-task metric {', '.join(missing)} (a job scored before it existed is "
+                                f"re-scored with experiments.score); its metrics: {', '.join(numeric)}")
         rows.append({"run": arm.label, "setting": describe(arm) if describe else arm.tags.get("loclab.locator"),
                      "n": len(tasks), quality: tasks[quality].mean(), cost: tasks[cost].mean()})
     frame = pd.DataFrame(rows).set_index("run")
@@ -68,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = analysis_parser("pareto", __doc__)
     parser.add_argument("--runs", nargs="+", default=["filter:attributes.status = 'FINISHED'"],
                         help="run ids / names / 'filter:<MLflow filter>' (default: every finished job)")
-    parser.add_argument("--quality", default="file_acc_all@5")
+    parser.add_argument("--quality", default="file_acc_all@5",
+                        help="any per-task quality metric (higher is better), e.g. SWE-Explore's recall_at_300 (core lines "
+                             "within a 300-line budget) or context_efficiency (useful lines / lines given)")
     parser.add_argument("--cost", default="input_tokens")
     parser.add_argument("--split", help="only tasks of this split")
     args = parser.parse_args(argv)
@@ -92,12 +99,12 @@ def main(argv: list[str] | None = None) -> int:
                                 "least two runs (--runs), or run a sweep")
         manifest = same_task_set(arms)
         shared = shared_tasks(arms)
+        frame = run_table(arms, args.quality, args.cost, shared, args.split, describe_setting)
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     reduction = describe_reduction(arms, shared)
     print(reduction)
-    frame = run_table(arms, args.quality, args.cost, shared, args.split, describe_setting)
     print_table(f"Pareto: {args.quality} vs {args.cost} ({len(frame)} runs)", frame, args.format)
     figure = scatter(frame, args.quality, args.cost, f"{args.experiment}: {args.quality} vs {args.cost}")
     front = frame[frame.pareto] if "pareto" in frame else frame.iloc[:0]

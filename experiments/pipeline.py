@@ -87,6 +87,7 @@ class Job(Producer):
     def __init__(self, cfg: DictConfig, manifest: Manifest, locator_name: str, backend: Backend | None = None):
         super().__init__(cfg, manifest, locator_name, backend)
         self.render: RenderSettings = instantiate(cfg.render)
+        self.explore_k: int = cfg.scoring.swe_explore_k
         self.reviewer = reviewer(cfg)  # None unless review=blind
 
     def run_task(self, task_id: str, repeat: int, localize_missing: bool = True) -> TaskOutcome:
@@ -107,7 +108,7 @@ class Job(Producer):
             with clock(HarnessStage.RENDER):
                 pack = render_pack(result, source_of, self.render)  # the saved result, never re-localized
             with clock(HarnessStage.SCORE):
-                scores = score_task(result, gold, source_of, pack)
+                scores = score_task(result, gold, source_of, pack, self.explore_k)
                 if self.reviewer is not None:  # blind: the evaluator sees the pack, never the gold
                     review, record = self.reviewer.review(row.task, pack.text, repo)
                     scores |= review

@@ -68,7 +68,7 @@ from metrics.aggregate import CI_METHOD, REPEAT_REDUCTION, aggregate
 
 register_resolvers()
 
-PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "review", "repeats", "force", "limit", "tasks", "split",
+PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "scoring", "review", "repeats", "force", "limit", "tasks", "split",
                 "allow_failed_tasks", "concurrency", "sampling")
 EXIT_TASKS_FAILED = 3
 EXIT_BAD_INPUT = 2  # as argparse: the command was given something it cannot run
@@ -379,6 +379,10 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
             counts, [o for o in HydraConfig.get().overrides.task if not o.startswith("hydra.")],
             mlflow.active_run().info.run_id, repeats=cfg.repeats)))
     mlflow.log_metrics({metric_key(f"tasks.{k}"): v for k, v in counts.items()})
+    # beside SWE-Explore's means, as its evaluator has them: a task that failed is skipped (not scored 0),
+    # an empty prediction is scored and counted
+    mlflow.log_metrics({metric_key("swe_explore.instances_scored"): counts["ok"],
+                        metric_key("swe_explore.instances_skipped"): counts["failed"]})
     _log_telemetry(outcomes)
     finished = time.perf_counter()
     harness = {f"{stage}_s": sum(o.seconds.get(stage.value, 0.0) for o in outcomes) for stage in HarnessStage}

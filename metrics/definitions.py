@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from metrics.swe_explore import LINE_BUDGETS
+
 K_VALUES = (1, 3, 5, 10)
 
 
@@ -14,6 +16,7 @@ class MetricKind(StrEnum):
     FUNNEL = "funnel"  # where a staged locator lost the gold: its first stage's ranking and hand-off, then the reader
     REVIEW = "review"  # the blind quality review (seed 000), only with review=blind: an evaluator model's judgment
     PACK = "pack"  # what the context pack's note claims about itself, and what it trimmed (seed 002): counts and defects
+    SWE_EXPLORE = "swe_explore"  # SWE-Explore's line-budget family, named and computed as its evaluator does
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,28 @@ def _specs() -> list[MetricSpec]:
                                              "found of the gold it was given (undefined when none was handed off)"),
         MetricSpec("follow_recall", f, "gold files the reader followed into (FollowFile) that the first stage had not "
                                        "handed off / gold files: what following recovered (0 with locator/follow=fixed)"),
+    ]
+    # SWE-Explore (eval.py::ExploreEvaluator, ../shared/design/swe-explore-metrics.md): P = the first k
+    # predicted regions (metrics.explore_regions), PL their lines, CL the core lines, OL the optional lines
+    x = MetricKind.SWE_EXPLORE
+    specs += [
+        MetricSpec("precision", x, "|PL ∩ CL| / |PL| (0 without predicted lines)"),
+        MetricSpec("recall", x, "|PL ∩ CL| / |CL|"),
+        MetricSpec("f1_score", x, "2pr/(p+r) of the task's precision and recall (its mean is the mean of F1s)"),
+        MetricSpec("hit_file_rate", x, "core files among the predicted regions' paths / core files (a fraction, not a hit)"),
+        MetricSpec("noise_file_rate", x, "predicted paths neither core nor optional / predicted paths"),
+        MetricSpec("hit_region_rate", x, "core regions overlapping a predicted region / core regions"),
+        MetricSpec("noise_region_rate", x, "predicted regions overlapping no core or optional region / predicted regions "
+                                           "(a repeated region counted again)"),
+        MetricSpec("weighted_core_coverage", x, "mean of each core region's line coverage, weighted 3 in a main file, 2 else"),
+        MetricSpec("context_efficiency", x, "|PL ∩ (CL ∪ OL)| / |PL|: optional lines count as useful"),
+        MetricSpec("optional_coverage", x, "|PL ∩ OL| / |OL| (absent when the gold has no optional tier)"),
+        *[MetricSpec(f"ndcg_at_{k}", x, f"nDCG of the predicted regions in order within a {k}-line budget; gain per core "
+                                          "line 1.5 in a main file, 1 else; the ideal re-sorts the predicted regions by "
+                                          "gain per line; clamped at 1") for k in LINE_BUDGETS],
+        *[MetricSpec(f"recall_at_{k}", x, f"core lines seen in the first {k} predicted lines (repeats spend the budget) "
+                                            "/ core lines") for k in LINE_BUDGETS],
+        MetricSpec("first_useful_hit", x, "1 - i/|P| for the first predicted region i (0-based) touching a core line"),
     ]
     r = MetricKind.REVIEW
     seed = "the blind evaluator's score, 0-10 (seed 000's dimension: "

@@ -11,6 +11,8 @@ from render.pack import ContextPack
 from metrics.agent_context import context_metrics
 from metrics.context_pack import pack_metrics
 from metrics.definitions import K_VALUES, METRICS, MetricKind
+from metrics.explore_regions import explore_scores
+from metrics.swe_explore import EXPLORE_OPTIONAL
 
 SourceOf = Callable[[str], str | None]
 Resolver = Callable[[list[Definition], int], Definition | None]
@@ -92,9 +94,10 @@ def funnel_metrics(result: LocalizationResult, gold_files: set[str], gold_lines:
 
 
 def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf,
-               pack: ContextPack) -> dict[str, float | None]:
-    """All metrics of METRICS for one task (`pack`: the result rendered for the agent); None where a
-    metric is undefined for it."""
+               pack: ContextPack, explore_k: int) -> dict[str, float | None]:
+    """All metrics of METRICS for one task (`pack`: the result rendered for the agent; `explore_k`: the
+    predicted regions SWE-Explore's family scores, `scoring.swe_explore_k`); None where a metric is
+    undefined for it."""
     ranked = result.ranked_paths()
     gold_files = set(gold.files)
     hits = gold_files & set(ranked)
@@ -171,6 +174,8 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf,
     )
     scores.update(context_metrics(result, gold_files))
     scores.update(pack_metrics(pack, result, gold, source_of))
+    scores.update(dict.fromkeys(EXPLORE_OPTIONAL)  # absent without an optional tier (None, never 0)
+                  | explore_scores(result, gold, source_of, explore_k))
     unknown = set(scores) ^ {name for name, spec in METRICS.items() if spec.kind is not MetricKind.REVIEW}
     assert not unknown, f"metric registry and scorer disagree on {sorted(unknown)}"
     return {name: None if value is None else float(value) for name, value in scores.items()}

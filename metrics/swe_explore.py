@@ -28,6 +28,7 @@ MAIN_FILE_LINE_WEIGHT, CORE_LINE_WEIGHT = 1.5, 1.0  # nDCG's gain per core line
 MAIN_REGION_WEIGHT, CORE_REGION_WEIGHT = 3.0, 2.0  # weighted core coverage's weight per core region
 
 Line = tuple[str, int]
+EXPLORE_OPTIONAL = ("optional_coverage",)  # computed only where the gold has an optional tier
 
 
 @dataclass(frozen=True)

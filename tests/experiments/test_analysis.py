@@ -158,6 +158,16 @@ def test_pareto_over_all_jobs(store, capsys):
     assert report.data.metrics["1 quality/file_precision_best"] == pytest.approx(table.file_precision.max(), abs=1e-4)
 
 
+def test_pareto_speaks_swe_explore_s_budget_metrics(store, capsys):
+    """The field's axes: core lines within a 300-line budget, and useful lines per line given."""
+    for quality in ("recall_at_300", "context_efficiency"):
+        assert pareto.main(_args(store, "--quality", quality, "--cost", "input_tokens")) == 0
+        table = pd.read_csv(store.root / "report" / "pareto.csv", index_col=0)
+        assert quality in table and table[quality].between(0, 1).all() and table.pareto.any()
+    assert pareto.main(_args(store, "--quality", "recall_at_301")) == 2
+    assert "no per-task metric recall_at_301" in capsys.readouterr().err
+
+
 def test_repeatability_of_a_deterministic_config(store, capsys):
     two_phase = next(j for j in store.jobs("loclab-local") if j.data.tags["loclab.locator"] == "two_phase")
     assert repeatability.main(_args(store, two_phase.info.run_id)) == 0

@@ -7,7 +7,7 @@ import pytest
 from dataset.manifest import Gold, GoldSpan
 from locator.result import Cost, Evidence, Handoff, LocalizationResult, PhysicalCost, Producer, ResultFile, Tokens
 from metrics.definitions import METRICS, MetricKind
-from experiments.config import build
+from experiments.config import build, compose_config
 from metrics.localization import score_task
 from metrics.review import REVIEW_METRICS
 from render.pack import render_pack
@@ -46,10 +46,11 @@ GOLD = Gold(
 
 
 RENDER = build("render")
+EXPLORE_K = compose_config().scoring.swe_explore_k  # the YAML's, as a job scores
 
 
 def _score(result, gold):
-    return score_task(result, gold, SOURCES.get, render_pack(result, SOURCES.get, RENDER))
+    return score_task(result, gold, SOURCES.get, render_pack(result, SOURCES.get, RENDER), EXPLORE_K)
 
 
 @pytest.fixture(scope="module")
@@ -271,7 +272,7 @@ def _nested_score(gold_lines, evidence=(), ranked_entities=None):
     result = RESULT.model_copy(update={"files": [ResultFile(path="m.py", evidence=[_ev(a, b) for a, b in evidence])],
                                        "ranked_entities": ranked_entities})
     source = {"m.py": NESTED}.get
-    return score_task(result, gold, source, render_pack(result, source, RENDER))
+    return score_task(result, gold, source, render_pack(result, source, RENDER), EXPLORE_K)
 
 
 def test_function_level_acc_follows_locagent_s_gold_rule_and_innermost_is_stricter():
@@ -307,7 +308,7 @@ def test_hit_any_at_k_sees_rank_k_and_is_undefined_without_gold_files():
     assert _score(_ranked("b.py", "c.py", "d.py"), GOLD)["file_hit_any@3"] == 1.0
     assert _score(_ranked("b.py", "c.py", "e.py", "x.py", "d.py"), GOLD)["file_hit_any@5"] == 1.0
     no_gold = Gold.model_construct(files=[], spans=[], entities=None, rule="t")
-    scores = score_task(RESULT, no_gold, SOURCES.get, render_pack(RESULT, SOURCES.get, RENDER))
+    scores = score_task(RESULT, no_gold, SOURCES.get, render_pack(RESULT, SOURCES.get, RENDER), EXPLORE_K)
     assert all(scores[f"file_hit_any@{k}"] is None for k in (1, 3, 5, 10))
 
 

@@ -90,3 +90,30 @@ def test_without_an_optional_tier_optional_coverage_is_absent_not_zero():
 def test_a_failed_prediction_is_skipped_and_counted_apart():
     mean = macro_mean([{"recall": 1.0}, None, {"recall": 0.0}])
     assert mean.means["recall"] == 0.5 and mean.scored == 2 and mean.skipped == 1
+
+
+def test_a_result_becomes_its_ranked_regions_with_whole_file_fallbacks():
+    """Files in rank order, each file's evidence in the locator's order, a file without evidence whole,
+    then the first k: what a downstream agent would read first."""
+    from locator.result import Cost, Evidence, LocalizationResult, Producer, ResultFile
+    from metrics.explore_regions import predicted_regions
+
+    result = LocalizationResult(task="t", subject=None, producer=Producer(system="x"), cost=Cost(), files=[
+        ResultFile(path="b.py", evidence=[Evidence(id="e1", start_line=30, end_line=40), Evidence(id="e2", start_line=1, end_line=5)]),
+        ResultFile(path="a.py"),
+        ResultFile(path="c.py", evidence=[Evidence(id="e3", start_line=7, end_line=7)])])
+    assert predicted_regions(result, 5) == [Region("b.py", 30, 40), Region("b.py", 1, 5), Region("a.py", 1, -1), Region("c.py", 7, 7)]
+    assert predicted_regions(result, 2) == [Region("b.py", 30, 40), Region("b.py", 1, 5)]
+
+
+def test_loclab_gold_is_the_core_tier_and_counts_lines_of_its_own_paths_only():
+    from dataset.manifest import Gold, GoldSpan, TierRegion
+    from metrics.explore_regions import gold_truth, line_counts
+
+    gold = Gold(files=["a.py"], spans=[GoldSpan(path="a.py", start_line=3, end_line=4, region=0)], rule="r")
+    truth = gold_truth(gold)
+    assert truth.core_regions == (Region("a.py", 3, 4),) and truth.main_files == {"a.py"} and not truth.has_optional
+    sources = {"a.py": "x\ny\nz\f\nw\n", "other.py": "1\n2\n"}
+    assert line_counts(truth, sources.get) == {"a.py": 5}  # splitlines() breaks at \f too; other.py is no GT path
+    tiered = gold.model_copy(update={"optional_regions": [TierRegion(path="b.py", start=1, end=-1)], "optional_files": ["b.py"]})
+    assert gold_truth(tiered).has_optional and gold_truth(tiered).optional_regions == (Region("b.py", 1, -1),)

@@ -26,9 +26,11 @@ from experiments.analysis import (  # noqa: E402
     shared_tasks, task_values, write_report,
 )
 from experiments.metric_keys import logged_value, metric_key  # noqa: E402
+from experiments.reference import reference_values  # noqa: E402
 from experiments.sweep_summary import BEST_BY  # noqa: E402
 from metrics.definitions import METRICS, MetricKind  # noqa: E402
 from metrics.paired import compare_frames  # noqa: E402
+from metrics.reference import REFERENCE_METRICS  # noqa: E402
 from metrics.statistics import (  # noqa: E402
     MIN_CLUSTERS_FOR_CI, PERMUTATION_TEST, holm,
 )
@@ -41,7 +43,7 @@ COST = ("model_calls", "input_tokens", "output_tokens", "source_lines_read", "in
 FUNNEL = tuple(name for name, spec in METRICS.items() if spec.kind is MetricKind.FUNNEL)
 # what Holm corrects: the quality metrics and the pack's defects (a false claim of completeness is a quality
 # failure seed 002 counts); costs are reported, not tested
-TESTED_KINDS = (MetricKind.QUALITY.value, MetricKind.PACK.value)
+TESTED_KINDS = (MetricKind.QUALITY.value, MetricKind.PACK.value, MetricKind.REFERENCE.value)
 
 
 def funnel_frame(arms: list, shared: pd.Index) -> pd.DataFrame:
@@ -136,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", help="run ids, run names, or 'filter:<MLflow filter>' (first = baseline)")
     parser.add_argument("--full", action="store_true",
                         help="print every arm's tables (the default for two runs; with more, one row per arm, the tables in the report)")
+    parser.add_argument("--reference", metavar="RUN",
+                        help="judge every run against this run's results for the same tasks (a canonical localization, an "
+                             "imported peer, a stronger model) instead of gold: seed 000's reference-relative metrics")
     parser.add_argument("--primary", default=BEST_BY[0],
                         help=f"metric of the per-task difference plot and the report run's metrics (default {BEST_BY[0]}, "
                              "what the sweeps rank by)")
@@ -143,9 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         client = open_store(args)
         runs = [run for selector in args.runs for run in find_runs(client, args.experiment, selector)]
-        if len(runs) < 2:
-            raise AnalysisError("compare needs at least two runs")
+        if len(runs) < (1 if args.reference else 2):
+            raise AnalysisError("compare needs at least two runs (or one, against --reference)")
         arms = [load_arm(client, run) for run in runs]
+        if args.reference:
+            [reference] = find_runs(client, args.experiment, args.reference)[:1]
+            manifest = same_task_set([*arms, load_arm(client, reference)])
+            return compare_to_reference(client, args, arms, runs, reference, shared_tasks(arms), manifest)
         manifest = same_task_set(arms)
         shared = shared_tasks(arms)
     except AnalysisError as exc:
@@ -213,6 +222,38 @@ def main(argv: list[str] | None = None) -> int:
     if not full:
         print(f"every metric of each arm, and its per-task win/loss/tie: {folder}/compare_*.csv, per_task_*.csv "
               "(--full prints them here)")
+    print(f"report: {folder}")
+    return 0
+
+
+def compare_to_reference(client, args, arms, runs, reference, shared: pd.Index, manifest: str) -> int:
+    """Every arm scored against the reference run's results (seed 000's reference-relative metrics), their
+    means side by side, and each arm after the first against the first, paired over the tasks, clustered
+    by repository, Holm across the arms and metrics; a report run named for what it compared."""
+    frames = reference_values(client, arms, runs, reference, shared)
+    tasks = sorted(set.intersection(*(set(f.index) for f in frames.values())))
+    frames = {run_id: frame.loc[tasks] for run_id, frame in frames.items()}
+    label = f"{reference.info.run_name}#{reference.info.run_id[:6]}"
+    means = pd.DataFrame({arm.label: frames[arm.run_id][list(REFERENCE_METRICS)].mean() for arm in arms}).T
+    means.index.name = "run"
+    clusters = int(frames[arms[0].run_id]["repository"].nunique())
+    print_table(f"against the reference {label} — {len(tasks)} tasks, {clusters} repositories (mean per task)", means, args.format)
+    tables = {"reference_means": means}
+    comparisons = [compare_frames(frames[arms[0].run_id], frames[arm.run_id], list(REFERENCE_METRICS)) for arm in arms[1:]]
+    family = correct_across(comparisons, {})
+    for arm, table in zip(arms[1:], comparisons):
+        print_table(f"{arms[0].label} vs {arm.label}, judged by the reference (diff = arm − {arms[0].label}; Holm family "
+                    f"{family})", table, args.format)
+        tables[f"reference_compare_{arm.label.replace('/', '_')}"] = table
+    metrics = {f"{metric_key(m)}_arm{i}": logged_value(v) for i, arm in enumerate(arms)
+               for m, v in means.loc[arm.label].items() if v == v}
+    folder = write_report("compare", args.experiment, tables, {},
+                          {"loclab.manifest_blake3": manifest, "loclab.arms": ",".join(a.run_id for a in arms),
+                           "loclab.reference_run": reference.info.run_id},
+                          args.out, params={"reference": label, "arms": ", ".join(a.label for a in arms)},
+                          reported=[a.run_id for a in arms] + [reference.info.run_id], metrics=metrics,
+                          title=" vs ".join(a.label for a in arms[:2]) + (f" +{len(arms) - 2}" if len(arms) > 2 else "")
+                                + f" against the reference {label}")
     print(f"report: {folder}")
     return 0
 

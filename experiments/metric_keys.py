@@ -20,6 +20,7 @@ class Section(StrEnum):
     section names (the key's part before `/`) by code point, which put `cost` before `quality`."""
 
     QUALITY = "1 quality"
+    REFERENCE = "1 reference"  # a compare --reference report: each arm against a reference localization (seed 000)
     SWE_EXPLORE = "1 swe_explore"  # SWE-Explore's line-budget family under its own names, beside loclab's quality
     COST = "2 cost"
     READING = "3 reading"

@@ -17,6 +17,7 @@ class MetricKind(StrEnum):
     REVIEW = "review"  # the blind quality review (seed 000), only with review=blind: an evaluator model's judgment
     PACK = "pack"  # what the context pack's note claims about itself, and what it trimmed (seed 002): counts and defects
     SWE_EXPLORE = "swe_explore"  # SWE-Explore's line-budget family, named and computed as its evaluator does
+    REFERENCE = "reference"  # against a reference localization instead of gold (seed 000): only by experiments.compare --reference
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,16 @@ def _specs() -> list[MetricSpec]:
         *[MetricSpec(f"recall_at_{k}", x, f"core lines seen in the first {k} predicted lines (repeats spend the budget) "
                                             "/ core lines") for k in LINE_BUDGETS],
         MetricSpec("first_useful_hit", x, "1 - i/|P| for the first predicted region i (0-based) touching a core line"),
+    ]
+    ref = MetricKind.REFERENCE
+    specs += [
+        MetricSpec("ref_primary_file_recall", ref, "the reference's primary files the result returns / its primary files"),
+        MetricSpec("ref_primary_region_recall", ref, "the reference's evidence regions in its primary files that a result "
+                                                     "evidence range touches / those regions"),
+        MetricSpec("ref_primary_line_coverage", ref, "the reference's primary evidence lines inside the result's evidence "
+                                                     "/ those lines"),
+        MetricSpec("ref_precision_proxy", ref, "the result's evidence ranges touching any reference evidence range / the "
+                                               "result's evidence ranges"),
     ]
     r = MetricKind.REVIEW
     seed = "the blind evaluator's score, 0-10 (seed 000's dimension: "

@@ -15,6 +15,8 @@ from metrics.explore_regions import explore_scores
 from metrics.swe_explore import EXPLORE_OPTIONAL
 
 SourceOf = Callable[[str], str | None]
+# the blind review's scores come from its evaluator, the reference-relative ones from a comparison with a reference run
+SCORED_ELSEWHERE = (MetricKind.REVIEW, MetricKind.REFERENCE)
 Resolver = Callable[[list[Definition], int], Definition | None]
 
 
@@ -176,6 +178,6 @@ def score_task(result: LocalizationResult, gold: Gold, source_of: SourceOf,
     scores.update(pack_metrics(pack, result, gold, source_of))
     scores.update(dict.fromkeys(EXPLORE_OPTIONAL)  # absent without an optional tier (None, never 0)
                   | explore_scores(result, gold, source_of, explore_k))
-    unknown = set(scores) ^ {name for name, spec in METRICS.items() if spec.kind is not MetricKind.REVIEW}
+    unknown = set(scores) ^ {name for name, spec in METRICS.items() if spec.kind not in SCORED_ELSEWHERE}
     assert not unknown, f"metric registry and scorer disagree on {sorted(unknown)}"
     return {name: None if value is None else float(value) for name, value in scores.items()}

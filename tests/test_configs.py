@@ -66,6 +66,11 @@ def _needs(overrides: tuple[str, ...], tmp_path: Path) -> tuple[str, ...]:
 
         rows, mirrors = multi_swe_bench_rows(tmp_path)
         extra += (f"dataset.loader.path={rows}", f"dataset.loader.git_mirrors={mirrors}")
+    elif "dataset=swe_explore" in overrides:  # SWE-Explore rows over a real local git mirror
+        from tests.dataset.test_swe_explore import swe_explore_rows
+
+        rows, mirrors = swe_explore_rows(tmp_path)
+        extra += (f"dataset.loader.path={rows}", f"dataset.loader.git_mirrors={mirrors}")
     elif "dataset=swebench" in overrides:  # any SWE-bench rows: the shared subset's are rows too
         extra += (f"dataset.loader.path={SWEBENCH_FILE}",)
     return extra

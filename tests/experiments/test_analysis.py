@@ -114,6 +114,26 @@ def test_a_compare_of_many_arms_prints_one_row_per_arm_and_keeps_every_table_in_
     assert "each arm against" not in full and full.count("win/loss/tie of") == len(ids) - 1
 
 
+def test_compare_judges_runs_against_a_reference_run_instead_of_gold(store, capsys, tmp_path):
+    """Seed 000's accuracy study: each run against a reference localization of the same tasks."""
+    jobs = store.jobs("loclab-local")
+    by_top = {j.data.params.get("locator.top_files"): j for j in jobs if j.data.tags["loclab.locator"] == "bm25"}
+    two_phase = next(j for j in jobs if j.data.tags["loclab.locator"] == "two_phase")
+    out = tmp_path / "reference"
+    args = ["--experiment", "loclab-local", "--db", str(store.db), "--out", str(out)]
+    assert compare.main([*args, by_top["1"].info.run_id, two_phase.info.run_id, "--reference", by_top["5"].info.run_id]) == 0
+    means = pd.read_csv(out / "reference_means.csv", index_col=0)
+    assert list(means.columns) == ["ref_primary_file_recall", "ref_primary_region_recall", "ref_primary_line_coverage",
+                                   "ref_precision_proxy"] and len(means) == 2
+    assert means.stack().dropna().between(0, 1).all()  # undefined (no evidence shown) is no number, not 0
+    report = max(store.runs("loclab-local-reports", "tags.`loclab.report` = 'compare'"), key=lambda r: r.info.start_time)
+    assert report.data.tags["loclab.reference_run"] == by_top["5"].info.run_id and "against the reference" in report.info.run_name
+    assert report.data.metrics["1 reference/ref_primary_file_recall_arm0"] == pytest.approx(means.iloc[0, 0], abs=1e-4)
+    # a run judged against itself agrees with it perfectly
+    assert compare.main([*args[:-1], str(tmp_path / "self"), by_top["5"].info.run_id, "--reference", by_top["5"].info.run_id]) == 0
+    assert (pd.read_csv(tmp_path / "self" / "reference_means.csv", index_col=0).iloc[0] == 1.0).all()
+
+
 def test_compare_refuses_different_task_sets(store):
     arm = load_arm(store.client(), store.jobs("loclab-local")[0])
     other = Arm(arm.run_id, "other", arm.params, arm.tags | {"loclab.manifest_blake3": "0" * 64}, arm.per_task)

@@ -14,7 +14,7 @@ researcher would, with MLflow's assistant panel closed, asserting:
 - the chart view plots each sweep's best job (MLflow plots the first 10 rows of the table);
 - each sweep's parent page: its table's rows are in the order of the headline metric, best first;
 - Compare of a sweep's jobs opens on a parallel coordinates plot of the swept keys against the headline
-  metric, and no two of its labels overlap (their rendered boxes);
+  metric, and no two of its labels overlap nor does the plot's edge cut one (their rendered boxes);
 - a job's page lists quality metrics first;
 - the runs table, the sweep expanded: the nine job names are distinct in the width the table shows;
   the sweep's own view (the link on the parent's page) holds its jobs; the parent's figure shows;
@@ -233,10 +233,12 @@ def check_landing(browser: Browser, base: str, experiment_id: str, failures: lis
     browser.shot("run_page")
 
 
-# the rendered boxes of a plot's axis titles (a parallel coordinates plot's too), as [text, left, top, right, bottom]
+# the rendered boxes of a plot's axis titles (a parallel coordinates plot's too), as [text, left, top, right,
+# bottom, the plot's left, the plot's right]: a title cut by the plot's edge is as unreadable as one overprinted
 LABEL_BOXES = """
-return [...document.querySelectorAll(arguments[0])].map(t => { const r = t.getBoundingClientRect();
-  return [t.textContent, r.left, r.top, r.right, r.bottom]; }).filter(b => b[0] && b[3] > b[1]);"""
+return [...document.querySelectorAll(arguments[0])].map(t => { const r = t.getBoundingClientRect(),
+  s = t.closest('svg').getBoundingClientRect();
+  return [t.textContent, r.left, r.top, r.right, r.bottom, s.left, s.right]; }).filter(b => b[0] && b[3] > b[1]);"""
 
 
 # the chart view's run list: the names of the rows whose eye is open ("Hide run"), which the charts plot
@@ -251,6 +253,16 @@ def overlapping(boxes: list) -> list[tuple[str, str]]:
     """Pairs of labels whose rendered boxes intersect."""
     return [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
             if a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4]]
+
+
+def runs_of(browser: Browser, base: str, experiment_id: str) -> list[dict]:
+    """The experiment's jobs as the UI's own REST API serves them: run id and repeats param."""
+    found = browser.js("""const r = new XMLHttpRequest(); r.open('POST', arguments[0] + '/ajax-api/2.0/mlflow/runs/search', false);
+        r.setRequestHeader('Content-Type', 'application/json');
+        r.send(JSON.stringify({experiment_ids: [arguments[1]], max_results: 1000})); return r.responseText;""", base, experiment_id)
+    return [{"run_id": run["info"]["run_id"],
+             "repeats": next((p["value"] for p in run["data"].get("params", []) if p["key"] == "repeats"), None)}
+            for run in json.loads(found).get("runs", [])]
 
 
 def check_decisions(browser: Browser, base: str, experiment_id: str, sweeps: list, jobs_of: dict, failures: list[str]) -> None:
@@ -302,7 +314,23 @@ def check_decisions(browser: Browser, base: str, experiment_id: str, sweeps: lis
             failures.append(f"compare of {label}: the first plot is {axes}, not the swept keys {swept} against {headline}")
         if clash := overlapping(titles):
             failures.append(f"compare of {label}: labels overprint: {clash}")
+        if cut := [t[0] for t in titles if t[1] < t[5] - 1 or t[3] > t[6] + 1]:
+            failures.append(f"compare of {label}: labels cut by the plot's edge: {cut}")
         browser.shot(f"compare_{len(ids)}_jobs")
+
+    # the repeats job: its spread over repeats charted on its page; a job's traces, one per task
+    [repeats] = [r for r in runs_of(browser, base, experiment_id) if r["repeats"] == "2"] or [None]
+    if repeats is None:
+        failures.append("the repeats job is not in the experiment")
+    else:
+        browser.open(f"{base}/{run_page(experiment_id, repeats['run_id'])}")
+        if not browser.wait(lambda: "6 repeats/" in browser.text()):
+            failures.append("repeats job: no 6 repeats/ spread on its page")
+        browser.shot("repeats_job")
+        browser.open(f"{base}/{run_page(experiment_id, repeats['run_id'], 'traces')}")
+        if not browser.wait(lambda: "demo-" in browser.text()):
+            failures.append("repeats job: its traces tab lists no task's trace")
+        browser.shot("job_traces")
 
     # a job's page: its metrics table leads with quality
     job = next(iter(best.values()))

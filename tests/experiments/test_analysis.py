@@ -126,6 +126,8 @@ def test_compare_judges_runs_against_a_reference_run_instead_of_gold(store, caps
     assert list(means.columns) == ["ref_primary_file_recall", "ref_primary_region_recall", "ref_primary_line_coverage",
                                    "ref_precision_proxy"] and len(means) == 2
     assert means.stack().dropna().between(0, 1).all()  # undefined (no evidence shown) is no number, not 0
+    # one file where the reference names five: the reference, not the run itself, is what it is judged by
+    assert means["ref_primary_file_recall"].iloc[0] < 1
     report = max(store.runs("loclab-local-reports", "tags.`loclab.report` = 'compare'"), key=lambda r: r.info.start_time)
     assert report.data.tags["loclab.reference_run"] == by_top["5"].info.run_id and "against the reference" in report.info.run_name
     assert report.data.metrics["1 reference/ref_primary_file_recall_arm0"] == pytest.approx(means.iloc[0, 0], abs=1e-4)

@@ -15,8 +15,8 @@ import pytest
 from experiments.paths import PROJECT_ROOT
 from tests.conftest import SCREENSHOT_LIST
 
-SHOTS = ("landing", "run_page", "chart_view_bests", "compare_9_jobs", "job_page", "sweep_view", "chart_view", "parent_page",
-         "parent_figure")
+SHOTS = ("landing", "run_page", "chart_view_bests", "compare_9_jobs", "repeats_job", "job_traces", "job_page", "sweep_view",
+         "chart_view", "parent_page", "parent_figure")
 
 
 @pytest.mark.long

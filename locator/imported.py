@@ -2,8 +2,10 @@
 exactly like loclab's own locators (`locator=locagent`, `locator=imported`).
 
 Formats: `locagent` (LocAgent / SweRank `loc_outputs.jsonl`: found_files, found_modules,
-found_entities), `agentless` (found_files, found_related_locs, found_edit_locs) and `generic`
-(`{"task": id, "files": [{"path": p, "ranges": [[start, end], ...]}]}`). List fields may be JSON
+found_entities), `agentless` (found_files, found_related_locs, found_edit_locs), `generic`
+(`{"task": id, "files": [{"path": p, "ranges": [[start, end], ...]}]}`) and `relevant_files`
+(`{"instance_id": id, "output": text}`: SWE-Explore's agent explorers' answer, its `RELEVANT_FILES:`
+block read by locator.relevant_files). List fields may be JSON
 lists or Python-literal strings (parsed with `ast.literal_eval`, never `eval`).
 
 The whole file is validated before any subject is fetched (`check_inputs`): malformed JSON, a row
@@ -29,6 +31,7 @@ from typing import Any, ClassVar
 from locator.base import LocatorContext, LocatorOutput
 from locator.hashing import sha256_file
 from locator.repository import UnknownFileError, normalize_relpath
+from locator.relevant_files import relevant_files
 from locator.result import Evidence, Producer, ResultFile
 from locator.settings import Settings
 from locator.task import Task
@@ -38,6 +41,7 @@ class Format(StrEnum):
     LOCAGENT = "locagent"
     AGENTLESS = "agentless"
     GENERIC = "generic"
+    RELEVANT_FILES = "relevant_files"  # SWE-Explore's agent answer: {"instance_id", "output": "...RELEVANT_FILES: ..."}
 
 
 _LOC_LINE = re.compile(r"^\s*(line|function|class|method|variable)\s*:\s*(\S+)", re.IGNORECASE)
@@ -160,7 +164,26 @@ def _generic(item: dict, where: str) -> ImportedRow:
     return ImportedRow(where, files, ranges=ranges)
 
 
-_PARSERS = {Format.LOCAGENT: _locagent, Format.AGENTLESS: _agentless, Format.GENERIC: _generic}
+def _relevant_files(item: dict, where: str) -> ImportedRow:
+    """An agent's answer with a `RELEVANT_FILES:` block (locator.relevant_files): ranked paths in the
+    block's order, their ranges; a bare path is its whole file (a file without evidence)."""
+    text = item.get("output")
+    if not isinstance(text, str):
+        raise ImportedResultError(f"{where}: field output: the agent's answer text (with a RELEVANT_FILES: block) is "
+                                  f"missing or not a string")
+    files, ranges = [], {}
+    for path, start, end in relevant_files(text):
+        path = _path(path, "output", where)
+        if path not in ranges:
+            files.append(path)
+            ranges[path] = []
+        if start is not None and (start, end) not in ranges[path]:
+            ranges[path].append((start, end))
+    return ImportedRow(where, files, ranges=ranges)
+
+
+_PARSERS = {Format.LOCAGENT: _locagent, Format.AGENTLESS: _agentless, Format.GENERIC: _generic,
+            Format.RELEVANT_FILES: _relevant_files}
 
 
 class ImportedLocator(Settings):

@@ -61,6 +61,28 @@ def test_generic_json(tmp_path, repo):
     assert result.files[1].evidence == []
 
 
+def test_an_agent_s_relevant_files_block_as_swe_explore_reads_it(tmp_path, repo):
+    """SWE-Explore's agent answer: `path:a-b`, `path:a`, a bare path for the whole file, decorations
+    ignored, a backwards range dropped; the block's order is the ranking."""
+    answer = ("I traced the parser.\n\nRELEVANT_FILES:\n- `pkg/parser.py:L2-L3`\n2. **pkg/parser.py:8**\n"
+              "* pkg/util.py\npkg/parser.py:6-5\n\nThat is all.")
+    result = _import(tmp_path, repo, "relevant_files", [{"instance_id": "org__pkg-1", "output": answer}])
+    assert result.ranked_paths() == ["pkg/parser.py", "pkg/util.py"]
+    assert [(e.start_line, e.end_line) for e in result.files[0].evidence] == [(2, 3), (8, 8)]
+    assert result.files[1].evidence == []  # the whole file: no range (SWE-Explore scores it whole)
+    with pytest.raises(ImportedResultError, match="field output: the agent's answer text"):
+        _import(tmp_path, repo, "relevant_files", [{"instance_id": "org__pkg-1", "answer": answer}])
+
+
+def test_relevant_files_round_trip_what_explore_export_writes():
+    from experiments.explore_export import relevant_files as written
+    from locator.relevant_files import relevant_files
+    from metrics.swe_explore import Region
+
+    regions = [Region("a.py", 10, 20), Region("b.py", 5, 5), Region("c.py", 1, -1)]
+    assert relevant_files(written(regions)) == [("a.py", 10, 20), ("b.py", 5, 5), ("c.py", None, None)]
+
+
 def test_paths_escaping_the_subject_are_rejected(tmp_path, repo):
     rows = [{"instance_id": "org__pkg-1", "found_files": ["../../etc/passwd"], "found_entities": []}]
     with pytest.raises(ImportedResultError, match="rejected path"):

@@ -5,7 +5,8 @@ Formats: `locagent` (LocAgent / SweRank `loc_outputs.jsonl`: found_files, found_
 found_entities), `agentless` (found_files, found_related_locs, found_edit_locs), `generic`
 (`{"task": id, "files": [{"path": p, "ranges": [[start, end], ...]}]}`) and `relevant_files`
 (`{"instance_id": id, "output": text}`: SWE-Explore's agent explorers' answer, its `RELEVANT_FILES:`
-block read by locator.relevant_files). List fields may be JSON
+block read by locator.relevant_files) and `result` (canonical localization-result.json objects, their
+files' roles kept: a tiered reference for `experiments.compare --reference`). List fields may be JSON
 lists or Python-literal strings (parsed with `ast.literal_eval`, never `eval`).
 
 The whole file is validated before any subject is fetched (`check_inputs`): malformed JSON, a row
@@ -28,11 +29,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 from locator.base import LocatorContext, LocatorOutput
 from locator.hashing import sha256_file
 from locator.repository import UnknownFileError, normalize_relpath
 from locator.relevant_files import relevant_files
-from locator.result import Evidence, Producer, ResultFile
+from locator.result import Evidence, LocalizationResult, Producer, ResultFile, Role
 from locator.settings import Settings
 from locator.task import Task
 
@@ -42,6 +45,7 @@ class Format(StrEnum):
     AGENTLESS = "agentless"
     GENERIC = "generic"
     RELEVANT_FILES = "relevant_files"  # SWE-Explore's agent answer: {"instance_id", "output": "...RELEVANT_FILES: ..."}
+    RESULT = "result"  # canonical localization-result.json objects (a reference with its files' roles kept)
 
 
 _LOC_LINE = re.compile(r"^\s*(line|function|class|method|variable)\s*:\s*(\S+)", re.IGNORECASE)
@@ -100,6 +104,7 @@ class ImportedRow:
     entities: dict[str, list[str]] = field(default_factory=dict)
     ranked_modules: list[str] | None = None
     ranked_entities: list[str] | None = None
+    roles: dict[str, Role] = field(default_factory=dict)  # a canonical result's tiers (primary, supporting, context)
 
 
 def _names(item: dict, key: str, where: str) -> list[str]:
@@ -182,8 +187,21 @@ def _relevant_files(item: dict, where: str) -> ImportedRow:
     return ImportedRow(where, files, ranges=ranges)
 
 
+def _canonical(item: dict, where: str) -> ImportedRow:
+    """A canonical loclab result (schema: schemas/localization-result.schema.json): its ranked files,
+    their evidence ranges and roles, so it can stand as a tiered reference (compare --reference)."""
+    try:
+        result = LocalizationResult.model_validate(item)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ImportedResultError(f"{where}: field {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+    files = [_path(f.path, "files.path", where) for f in result.files]
+    ranges = {path: [(e.start_line, e.end_line) for e in f.evidence] for path, f in zip(files, result.files)}
+    return ImportedRow(where, list(dict.fromkeys(files)), ranges=ranges, roles={p: f.role for p, f in zip(files, result.files)})
+
+
 _PARSERS = {Format.LOCAGENT: _locagent, Format.AGENTLESS: _agentless, Format.GENERIC: _generic,
-            Format.RELEVANT_FILES: _relevant_files}
+            Format.RELEVANT_FILES: _relevant_files, Format.RESULT: _canonical}
 
 
 class ImportedLocator(Settings):
@@ -249,7 +267,7 @@ class ImportedLocator(Settings):
         evidence = {path: self._entity_spans(ctx, path, names) for path, names in row.entities.items()}
         for path, ranges in row.ranges.items():
             evidence.setdefault(path, []).extend(self._clipped(ctx, path, ranges, row.where))
-        files = self._assemble(row.files, evidence)
+        files = self._assemble(row.files, evidence, row.roles)
         ctx.decide(stage="import", source=str(self.path), files=[f.path for f in files])
         return LocatorOutput(files=files, confidence_semantics="rank only (imported; no confidence)",
                              producer=Producer(system=self.system, model=self.model,
@@ -292,9 +310,10 @@ class ImportedLocator(Settings):
                                          reason=f"imported entity {name}"))
         return evidence
 
-    def _assemble(self, ordered_paths: list[str], evidence: dict[str, list[Evidence]]) -> list[ResultFile]:
+    def _assemble(self, ordered_paths: list[str], evidence: dict[str, list[Evidence]], roles: dict[str, Role]) -> list[ResultFile]:
         paths = list(dict.fromkeys(ordered_paths + list(evidence)))
-        return [ResultFile(path=p, reason=f"imported from {self.system}", evidence=evidence.get(p, [])) for p in paths]
+        return [ResultFile(path=p, role=roles.get(p, Role.RELEVANT), reason=f"imported from {self.system}",
+                           evidence=evidence.get(p, [])) for p in paths]
 
 
 class ImportedRangeWarning(UserWarning):

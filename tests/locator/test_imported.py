@@ -74,6 +74,20 @@ def test_an_agent_s_relevant_files_block_as_swe_explore_reads_it(tmp_path, repo)
         _import(tmp_path, repo, "relevant_files", [{"instance_id": "org__pkg-1", "answer": answer}])
 
 
+def test_a_canonical_result_imports_with_its_tiers(tmp_path, repo):
+    """A canonical localization-result.json (a Claude Code run's, another loclab's) keeps its files'
+    roles: the tiers a reference-relative comparison reads."""
+    canonical = {"task": "org__pkg-1", "subject": None, "producer": {"system": "claude-code"}, "cost": {}, "files": [
+        {"path": "pkg/parser.py", "role": "primary", "evidence": [{"id": "e1", "start_line": 2, "end_line": 3}]},
+        {"path": "pkg/util.py", "role": "context"}]}
+    result = _import(tmp_path, repo, "result", [canonical])
+    assert [(f.path, f.role.value) for f in result.files] == [("pkg/parser.py", "primary"), ("pkg/util.py", "context")]
+    assert [(e.start_line, e.end_line) for e in result.files[0].evidence] == [(2, 3)]
+    with pytest.raises(ImportedResultError, match=r"outputs.jsonl:1: field files.0.evidence.0.start_line"):
+        bad = {**canonical, "files": [{"path": "pkg/parser.py", "evidence": [{"id": "e", "start_line": 0, "end_line": 1}]}]}
+        _import(tmp_path, repo, "result", [bad])
+
+
 def test_relevant_files_round_trip_what_explore_export_writes():
     from experiments.explore_export import relevant_files as written
     from locator.relevant_files import relevant_files

@@ -239,16 +239,17 @@ def _place_labels(axis, figure, labelled: list[tuple[str, float, float]]) -> Non
         boxes.append(box)
 
 
-def _figure(jobs: list[Run]):
-    """File Acc@5 of every job against each cost, with its 95 % CI, labelled by setting (jobs at the
-    same point share one label), and the Pareto front drawn: what the parent's page shows."""
+def _figure(jobs: list[Run], quality: str):
+    """`quality` (`tracking.sweep_figure_quality`: file Acc@5, or SWE-Explore's recall_at_300 or
+    context_efficiency, quality at a line budget) of every job against each cost, with its 95 % CI where
+    the job has one, labelled by setting (jobs at the same point share one label), and the Pareto front
+    drawn: what the parent's page shows."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # drawn once, when a sweep ends
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(12, 5))
     FigureCanvasAgg(figure)
     axes = figure.subplots(1, len(COST))
-    quality = QUALITY[0]
     labels = []
     for axis, cost in zip(axes, COST):
         points = [(j, _value(j, cost), _value(j, quality)) for j in jobs]
@@ -269,7 +270,8 @@ def _figure(jobs: list[Run]):
             at.setdefault((x, y), []).append(_setting(j))
         labels.append([("; ".join(names), x, y) for (x, y), names in sorted(at.items(), key=lambda i: -i[0][1])])
         axis.set_xlabel(f"{cost} per task")
-        axis.set_ylabel(f"{quality} (95% CI)")
+        with_ci = any(_value(j, quality, "low") is not None for j, _, _ in points)  # CIs are kept for the headline metrics
+        axis.set_ylabel(f"{quality}" + (" (95% CI)" if with_ci else " (mean per task)"))
         axis.set_ylim(-0.05, 1.1)
         axis.margins(x=0.2)
     figure.suptitle(f"{quality} against cost, every job labelled by its setting")
@@ -298,7 +300,8 @@ def experiment_view() -> dict:
             "selectedColumns": ["tags.`loclab.locator`"] + [f"metrics.`{metric_key(m)}`" for m in (RANK_METRIC, *VIEW_COLUMNS)]}
 
 
-def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], swept: list[str]) -> None:
+def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], swept: list[str],
+                        figure_quality: str) -> None:
     jobs = launch_order(jobs)
     rows = []
     for job in jobs:
@@ -330,8 +333,8 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
         client.set_tag(run_id, RUN_COLOR_TAG, colour)
     for rank, job in enumerate(order, start=1):  # what the experiment's view sorts by: every sweep's best first
         client.log_metric(job.info.run_id, metric_key(RANK_METRIC), rank)
-    if any(_value(j, QUALITY[0]) is not None for j in jobs):
-        client.log_figure(parent_id, _figure(jobs), FIGURE_ARTIFACT)
+    if any(_value(j, figure_quality) is not None for j in jobs):
+        client.log_figure(parent_id, _figure(jobs, figure_quality), FIGURE_ARTIFACT)
     experiment_id = client.get_run(parent_id).info.experiment_id
     columns = [column for k in swept if (column := _view_column(jobs, k))]
     sweep_name = client.get_run(parent_id).info.run_name

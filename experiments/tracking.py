@@ -358,6 +358,7 @@ class SweepParentRun(Callback):
         os.environ[PARENT_RUN_ENV] = self.run_id
         mark_sweep_main()
         self.experiment, self.swept = str(config.tracking.experiment), swept_keys(overrides, params)
+        self.figure_quality = str(config.tracking.sweep_figure_quality)
         os.environ[SWEPT_ENV] = ",".join(self.swept)
         self.ui_command, self.ui_address = ui_command(config.tracking), ui_address(config.tracking)
         atexit.register(self._close, aborted=True)
@@ -392,7 +393,7 @@ class SweepParentRun(Callback):
             if jobs:  # the parent's page answers before the run says it ended
                 from experiments.sweep_record import record_sweep_parent  # matplotlib: only when a sweep ends
 
-                record_sweep_parent(client, self.run_id, jobs, self.swept)
+                record_sweep_parent(client, self.run_id, jobs, self.swept, self.figure_quality)
         finally:
             client.set_terminated(self.run_id, status=status)
         if latest:

@@ -313,7 +313,7 @@ def test_the_sweep_figure_labels_settings_draws_the_front_and_overprints_nothing
     # three jobs at one point, four a hair apart, two apart
     jobs = [job(i, 0.5, 9000, 700) for i in range(3)] + [job(3 + i, 0.52 + 0.01 * i, 9100 + 40 * i, 705 + i) for i in range(4)]
     jobs += [job(7, 1.0, 4000, 300), job(8, 0.0, 20000, 1500)]
-    figure = _figure(jobs)
+    figure = _figure(jobs, "file_acc_all@5")
     renderer = figure.canvas.get_renderer()
     for axis in figure.axes:
         texts = [t for t in axis.texts]
@@ -323,6 +323,50 @@ def test_the_sweep_figure_labels_settings_draws_the_front_and_overprints_nothing
         assert len(texts) == 7 and all(t.get_text().startswith("0.") for t in texts)  # settings, not job numbers
         [front] = [line for line in axis.get_lines() if line.get_label().startswith("Pareto front")]
         assert list(front.get_xdata())[0] in (4000, 300) and list(front.get_ydata())[0] == 1.0  # cheapest and best
+
+
+def test_the_sweep_figure_plots_the_quality_it_is_set_to():
+    """The field's budget terms on the parent's figure (issue 50): recall_at_300 against the costs."""
+    from mlflow.entities import Metric, Run, RunData, RunInfo
+
+    from experiments.config import compose_config
+    from experiments.sweep_record import _figure
+
+    def job(i: int, recall: float) -> Run:
+        info = RunInfo(run_id=f"{i:032d}", experiment_id="1", user_id="u", status="FINISHED", start_time=0,
+                       end_time=1, lifecycle_stage="active", run_name=f"{i} · top_files · bm25@demo")
+        return Run(info, RunData(metrics=[Metric("1 swe_explore/recall_at_300", recall, 0, 0),
+                                          Metric("1 quality/file_acc_all_at_05", 1.0, 0, 0),
+                                          Metric("2 cost/input_tokens", 100.0 * (i + 1), 0, 0),
+                                          Metric("2 cost/source_lines_read", 10.0 * (i + 1), 0, 0)]))
+
+    assert compose_config().tracking.sweep_figure_quality == "file_acc_all@5"  # the YAML's default, what sweeps rank by
+    figure = _figure([job(0, 0.2), job(1, 0.6)], "recall_at_300")
+    assert figure.axes[0].get_ylabel() == "recall_at_300 (mean per task)"  # no CI is kept for it: none claimed
+    [front] = [line for line in figure.axes[0].get_lines() if line.get_label().startswith("Pareto front")]
+    assert sorted(front.get_ydata()) == [0.2, 0.6]  # both on the front: the dearer one recalls more
+
+
+def test_a_sweep_parent_draws_the_quality_it_is_set_to(monkeypatch):
+    """record_sweep_parent hands the configured quality to the figure it logs."""
+    from experiments import sweep_record
+
+    drawn = []
+    monkeypatch.setattr(sweep_record, "_figure", lambda jobs, quality: drawn.append(quality) or object())
+
+    class Client:  # records what the parent would get; MLflow itself is exercised by the sweep tests
+        def __getattr__(self, name):
+            return lambda *a, **k: type("R", (), {"info": type("I", (), {"experiment_id": "1", "run_name": "s"})(),
+                                                  "data": type("D", (), {"params": {}})()})()
+
+    from mlflow.entities import Metric, Run, RunData, RunInfo, RunTag
+    info = RunInfo(run_id="0" * 32, experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
+                   lifecycle_stage="active", run_name="a")
+    job = Run(info, RunData(metrics=[Metric("1 swe_explore/recall_at_300", 0.5, 0, 0)], tags=[RunTag("loclab.sweep_job", "0")]))
+    monkeypatch.setattr(sweep_record, "job_task_values", lambda client, jobs: {})
+    monkeypatch.setattr(sweep_record, "parent_table", lambda *a, **k: [])
+    sweep_record.record_sweep_parent(Client(), "p" * 32, [job], [], "recall_at_300")
+    assert drawn == ["recall_at_300"]
 
 
 def test_the_parent_table_is_best_first_with_paired_differences_to_the_best():

@@ -26,7 +26,7 @@ from experiments.analysis import (  # noqa: E402
     print_table, same_task_set, shared_tasks, task_values, write_report,
 )
 from experiments.metric_keys import logged_value, metric_key  # noqa: E402
-from metrics.pareto import pareto_front  # noqa: E402
+from metrics.pareto import best_within_budget, pareto_front  # noqa: E402
 
 
 def settings_table(arms, params: list[str], quality: str, cost: str, choose: str, report: str,
@@ -58,11 +58,7 @@ def settings_table(arms, params: list[str], quality: str, cost: str, choose: str
 
 
 def recommend(frame: pd.DataFrame, quality: str, cost: str, split: str, budget: float | None):
-    q, c = f"{quality}[{split}]", f"{cost}[{split}]"
-    eligible = frame if budget is None else frame[frame[c] <= budget]
-    if eligible.empty:
-        return None
-    return eligible.sort_values([q, c], ascending=[False, True]).index[0]
+    return best_within_budget(frame, f"{quality}[{split}]", f"{cost}[{split}]", budget)
 
 
 def curves(frame: pd.DataFrame, params: list[str], quality: str, cost: str, splits: tuple[str, str]):
@@ -121,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.search:
         from experiments.search import main_search
 
+        if args.param or args.budget is not None:
+            parser.error("--search takes its knobs, quality, cost and budget from its YAML (--set search.budget=…), "
+                         "not --param or --budget")
         if args.experiment or args.out or args.dataset:
             parser.error("--search logs to its job's experiment and its parent run: --experiment, --dataset and --out "
                          "belong to --sweep and --runs (set the job's dataset in the search's YAML)")

@@ -43,31 +43,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run", help="a job run: id, short id or name")
     parser.add_argument("--k", type=int, help="regions per task (default: the job's scoring.swe_explore_k)")
     args = parser.parse_args(argv)
+    if args.k is not None and args.k < 1:
+        parser.error(f"--k is a positive number of regions, got {args.k}")
     try:
         client = open_store(args)
-        [run] = find_runs(client, args.experiment, args.run)[:1] or [None]
-        if run is None:
-            raise AnalysisError(f"no job run {args.run!r} in {args.experiment}")
+        run = find_runs(client, args.experiment, args.run)[0]
         k = args.k if args.k is not None else int(run.data.params.get("scoring.swe_explore_k", 0)) or None
-        if k is None or k < 1:
-            raise AnalysisError(f"run {run.info.run_id} logged no scoring.swe_explore_k (an older job): give --k")
+        if k is None:
+            raise AnalysisError(f"run {run.info.run_id} logged no scoring.swe_explore_k (a job older than it): give --k")
         out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="explore-export-"))
         with tempfile.TemporaryDirectory() as work:
-            record = open_record(client, run, Path(work))
-            results = sorted(record.results_dir().glob("*/r*/localization-result.json"))
-            if not results:
-                raise AnalysisError(f"run {run.info.run_id} holds no saved results")
-            first = {}
-            for path in results:  # results/<task>/r<repeat>/…: the first repeat of each task
-                first.setdefault(path.parent.parent.name, path)
-            rows = []
-            (out / "relevant_files").mkdir(parents=True, exist_ok=True)
-            for task_id, path in first.items():
-                result = record.stored_result(path)
-                regions = predicted_regions(result, k)
-                explorer = f"loclab/{run.data.tags.get('loclab.locator', result.producer.system)}"
-                rows.append(prediction_row(task_id, explorer, regions))
-                (out / "relevant_files" / f"{task_id}.txt").write_text(relevant_files(regions), encoding="utf-8")
+            by_task = open_record(client, run, Path(work)).results_by_task()
+        (out / "relevant_files").mkdir(parents=True, exist_ok=True)
+        rows = []
+        for task_id, results in by_task.items():  # a task's first repeat
+            regions = predicted_regions(results[0], k)
+            explorer = f"loclab/{run.data.tags.get('loclab.locator', results[0].producer.system)}"
+            rows.append(prediction_row(task_id, explorer, regions))
+            (out / "relevant_files" / f"{task_id}.txt").write_text(relevant_files(regions), encoding="utf-8")
         (out / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     except (AnalysisError, RecordError) as exc:
         print(f"error: {exc}", file=sys.stderr)

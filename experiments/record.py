@@ -15,8 +15,13 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from dataset.manifest import Manifest
-from experiments.run import DECISIONS_ARTIFACT, HYDRA_ARTIFACTS
+from experiments.production import RESULT_FILE
 from locator.result import LocalizationResult
+
+# What a job run records as artifacts (experiments.run writes them, this module reads them back)
+DECISIONS_ARTIFACT = "decisions.jsonl"  # the System One answers the run used (`experiments.replay`)
+HYDRA_ARTIFACTS = "hydra"  # the job's .hydra/: composed config, overrides, Hydra's own config
+RESULTS_ARTIFACT = "results"  # every task's saved result and trace: results/<task>/r<repeat>/
 
 
 REQUIRED_SETTINGS = ("locator", "dataset", "paths", "system_one", "sampling")  # what a replay reads of a job's config
@@ -73,7 +78,17 @@ class RunRecord:
         return self.download(DECISIONS_ARTIFACT)
 
     def results_dir(self) -> Path:
-        return self.download("results")
+        return self.download(RESULTS_ARTIFACT)
+
+    def results_by_task(self) -> dict[str, list[LocalizationResult]]:
+        """Every saved result by task, its repeats in order (what compare --reference and explore_export read)."""
+        by_task: dict[str, list[LocalizationResult]] = {}
+        found = self.results_dir().glob(f"*/r*/{RESULT_FILE}")
+        for path in sorted(found, key=lambda p: (p.parent.parent.name, int(p.parent.name[1:]))):
+            by_task.setdefault(path.parent.parent.name, []).append(self.stored_result(path))
+        if not by_task:
+            raise RecordError(f"run {self.run_id} holds no saved results")
+        return by_task
 
     def stored_result(self, path: Path) -> LocalizationResult:
         """A result file under `results_dir()`, refused naming its artifact path when it is not one."""

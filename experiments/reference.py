@@ -17,28 +17,17 @@ from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from experiments.analysis import AnalysisError, Arm, task_values
+from experiments.record import RecordError, open_record
 from locator.result import LocalizationResult
 from metrics.reference import REFERENCE_METRICS, ReferenceError, reference_metrics
 
 
 def saved_results(client: MlflowClient, run: Run, work: Path) -> dict[str, list[LocalizationResult]]:
-    """A job run's saved results by task (its `results/<task>/r<repeat>/` artifacts), repeats in order."""
-    if run.data.tags.get("loclab.kind") != "job":
-        raise AnalysisError(f"run {run.info.run_id} is not a job run (loclab.kind={run.data.tags.get('loclab.kind')!r})")
+    """A job run's saved results by task, its repeats in order."""
     try:
-        folder = Path(client.download_artifacts(run.info.run_id, "results", str(work / run.info.run_id)))
-    except Exception:  # noqa: BLE001 - MLflow raises several types for a missing artifact
-        raise AnalysisError(f"run {run.info.run_id} has no saved results (its results/ artifact)") from None
-    by_task: dict[str, list[LocalizationResult]] = {}
-    for path in sorted(folder.glob("*/r*/localization-result.json"), key=lambda p: (p.parent.parent.name, int(p.parent.name[1:]))):
-        try:
-            by_task.setdefault(path.parent.parent.name, []).append(LocalizationResult.read(path))
-        except (ValueError, UnicodeDecodeError) as exc:  # pydantic's ValidationError is a ValueError
-            raise AnalysisError(f"run {run.info.run_id}'s artifact {path.relative_to(folder.parent)} is not a loclab "
-                                f"result: {str(exc).splitlines()[0]}") from None
-    if not by_task:
-        raise AnalysisError(f"run {run.info.run_id} holds no saved results")
-    return by_task
+        return open_record(client, run, work / run.info.run_id).results_by_task()
+    except RecordError as exc:
+        raise AnalysisError(str(exc)) from None
 
 
 def reference_values(client: MlflowClient, arms: list[Arm], runs: list[Run], reference: Run,

@@ -34,8 +34,7 @@ from experiments.analysis import AnalysisError, find_runs, open_store
 from experiments.paths import register_resolvers
 from experiments.pipeline import RESULT_FILE, Job
 from experiments.production import job_code
-from experiments.record import RecordError, open_record
-from experiments.run import DECISIONS_ARTIFACT
+from experiments.record import DECISIONS_ARTIFACT, RecordError, open_record
 from locator.system_one.snapshot import SnapshotBackend, SnapshotError
 from metrics.comparator import what_was_found
 

@@ -41,6 +41,7 @@ from experiments.overrides import check_or_exit
 from experiments.paths import PROJECT_ROOT, git_revision, register_resolvers
 from experiments.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
 from experiments.production import spawn_worker
+from experiments.record import DECISIONS_ARTIFACT, HYDRA_ARTIFACTS, RESULTS_ARTIFACT
 from experiments.report import (HEADLINE_COST, HEADLINE_QUALITY, SUMMARY_METRICS, by_language, headline_figure,
                                 job_description, per_task_frame, print_summary)
 from experiments.sweep_summary import BEST_BY, SPLITS_TAG, SWEEP_JOB_TAG
@@ -73,8 +74,6 @@ PARAM_GROUPS = ("dataset", "locator", "system_one", "render", "scoring", "review
 EXIT_TASKS_FAILED = 3
 EXIT_BAD_INPUT = 2  # as argparse: the command was given something it cannot run
 EXIT_TRACKING_LOST = 4  # the tracking server stopped answering mid-job
-DECISIONS_ARTIFACT = "decisions.jsonl"  # the System One answers the run used (`experiments.replay`)
-HYDRA_ARTIFACTS = "hydra"  # the job's .hydra/: composed config, overrides, Hydra's own config
 
 
 class Stage(StrEnum):
@@ -476,7 +475,7 @@ def _log_record(outcomes, job: Job) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     for o in outcomes:
         if o.result_dir.is_dir():
-            _link_tree(o.result_dir, staging / "results" / o.task_id / f"r{o.repeat}")
+            _link_tree(o.result_dir, staging / RESULTS_ARTIFACT / o.task_id / f"r{o.repeat}")
     hydra_dir = output / str(HydraConfig.get().output_subdir or ".hydra")
     if hydra_dir.is_dir():
         _link_tree(hydra_dir, staging / HYDRA_ARTIFACTS)

@@ -42,7 +42,7 @@ from experiments.paths import PROJECT_ROOT  # noqa: E402
 from experiments.sweep_summary import SWEEP_JOB_TAG  # noqa: E402
 from experiments.tracking import PARENT_RUN_ENV, SWEPT_ENV, ensure_experiment, short_overrides, tracking_uri  # noqa: E402
 from locator.hashing import blake3_hex, canonical_json  # noqa: E402
-from metrics.pareto import pareto_front  # noqa: E402
+from metrics.pareto import best_within_budget, pareto_front  # noqa: E402
 
 SEARCH_KIND = "search"  # the parent's loclab.kind; its trials are jobs
 SEARCH_KEY_TAG = "loclab.search_key"
@@ -213,6 +213,8 @@ def search(name: str, overrides: list[str], trials: int | None = None, db: str |
 
     spec = load_spec(name, overrides)
     if trials is not None:
+        if trials < 1:
+            raise SearchError(f"--trials is a positive number of completed trials, got {trials}")
         spec = spec.model_copy(update={"trials": trials})
     store = [f"tracking.db_path={Path(db).resolve()}"] if db else []
     cfg = compose_config(*spec.job, *store)
@@ -234,6 +236,7 @@ def search(name: str, overrides: list[str], trials: int | None = None, db: str |
     env_uri = os.environ.get("MLFLOW_TRACKING_URI")
     os.environ["MLFLOW_TRACKING_URI"] = uri  # the trials' jobs log to the store this search reads
     failures = 0
+    ended = "FAILED"  # a search that stops on an error says so; run again, it goes on where it stopped
     try:
         while (done := len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))) < spec.trials:
             trial = study.ask()
@@ -261,13 +264,17 @@ def search(name: str, overrides: list[str], trials: int | None = None, db: str |
                   + ", ".join(f"{k.split('.')[-1]}={_value(v)}" for k, v in values.items())
                   + f" -> {spec.quality} {measured[f'{spec.quality}[{spec.choose_split}]']:.3f}, "
                     f"{spec.cost} {measured[f'{spec.cost}[{spec.choose_split}]']:.0f} on {spec.choose_split}")
+        record_search(client, parent_id, study, spec, name)
+        ended = "FINISHED"
+    except KeyboardInterrupt:
+        ended = "KILLED"
+        raise
     finally:
         if env_uri is None:
             os.environ.pop("MLFLOW_TRACKING_URI", None)
         else:
             os.environ["MLFLOW_TRACKING_URI"] = env_uri
-    record_search(client, parent_id, study, spec, name)
-    client.set_terminated(parent_id, "FINISHED")
+        client.set_terminated(parent_id, ended)
     return 0
 
 
@@ -283,9 +290,7 @@ def trials_table(study, spec: SearchSpec) -> pd.DataFrame:
     frame = pd.DataFrame(rows).set_index("trial").sort_index().drop_duplicates("run_id")  # one row per job run
     q, c = f"{spec.quality}[{spec.choose_split}]", f"{spec.cost}[{spec.choose_split}]"
     frame[f"pareto[{spec.choose_split}]"] = pareto_front(frame, q, c)
-    eligible = frame if spec.budget is None else frame[frame[c] <= spec.budget]
-    chosen = eligible.sort_values([q, c], ascending=[False, True]).index[0] if len(eligible) else None
-    frame["recommended"] = frame.index == chosen
+    frame["recommended"] = frame.index == best_within_budget(frame, q, c, spec.budget)
     return frame
 
 

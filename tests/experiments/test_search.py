@@ -106,3 +106,25 @@ def test_a_four_knob_search_runs_resumes_after_kill_9_and_recommends_on_dev(tmp_
     study = optuna.load_study(study_name=summary.study_name, storage=f"sqlite:///{store}")
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     assert done and all(t.values == [t.user_attrs["file_recall[dev]"], t.user_attrs["input_tokens[dev]"]] for t in done)
+
+
+def test_a_search_refuses_settings_it_does_not_take():
+    from experiments import calibrate
+
+    with pytest.raises(SystemExit) as exc:
+        calibrate.main(["--search", "reader_knobs", "--param", "locator.top_files"])
+    assert exc.value.code == 2
+    from experiments.search import main_search
+
+    assert main_search("reader_knobs", [], 0, None) == 2
+
+
+@pytest.mark.slow
+def test_a_search_whose_trials_all_fail_stops_and_says_so_on_its_parent(tmp_path, subject_cache):
+    ws = Workspace(tmp_path, subject_cache)
+    proc = subprocess.run([sys.executable, "-m", "experiments.calibrate", "--search", "reader_knobs", "--trials", "4",
+                           "--set", "search.job=['locator=two_phase','dataset=demo','limit=0']"],
+                          cwd=ws.project, env=ws.env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and "3 trials failed in a row" in proc.stderr and "limit" in proc.stderr, proc.stderr[-2000:]
+    [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'search'")
+    assert parent.info.status == "FAILED"  # not RUNNING, not FINISHED: run again, it goes on

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from experiments.system_one_process import system_one_server
+from experiments.job.system_one_process import system_one_server
 
 REQUEST = {"state": {"task": "t"}, "model": "loclab-lexical",
            "questions": {"q": {"type": "noul", "instructions": "relevant?", "criteria": "pkg/core.py"}}}

@@ -14,7 +14,7 @@ import time
 from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore
-from experiments.config import compose_config
+from experiments.job.config import compose_config
 from locator.languages import language_of
 from locator.repository import RepositoryView
 from locator.retrieval.documents import Granularity, documents

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from over_http import UNBOUNDED, arguments, demo_subject, dependency_floor_s, slow_server, timed_localize
 
-from experiments.config import build
+from experiments.job.config import build
 
 TASK_ID = "demo-click-001"
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore
-from experiments.config import compose_config
-from experiments.gc_tuning import tune_gc
+from experiments.job.config import compose_config
+from experiments.job.gc_tuning import tune_gc
 from locator import definitions, outline
 from locator.outline import keep_on_disk
 from locator.hashing import blake3_hex

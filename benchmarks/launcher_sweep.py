@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from experiments.system_one_process import system_one_server
+from experiments.job.system_one_process import system_one_server
 from over_http import speedup_table, timed_job
 
 SWEEP = "locator.reader.evidence.observation_threshold=0.6,0.7"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from experiments.config import build
+from experiments.job.config import build
 from locator.system_one.wire import GenerationRequest, Question, Request
 
 TASK = ("click: the `--help` output ignores `max_content_width` set in the context settings; "

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from dataset.manifest import ManifestRow, load_manifest
 from dataset.subjects import SubjectStore
-from experiments.config import build
-from experiments.paths import PROJECT_ROOT, default_cache_dir
-from experiments.system_one_process import system_one_server
+from experiments.job.config import build
+from experiments.job.paths import PROJECT_ROOT, default_cache_dir
+from experiments.job.system_one_process import system_one_server
 from locator.repository import RepositoryView
 from locator.result import LocalizationResult
 from locator.runtime import localize

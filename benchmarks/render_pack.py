@@ -20,8 +20,8 @@ from pathlib import Path
 from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore, source_reader
-from experiments.config import compose_config
-from experiments.pipeline import RESULT_FILE, Job
+from experiments.job.config import compose_config
+from experiments.job.pipeline import RESULT_FILE, Job
 from locator.result import LocalizationResult
 from render.pack import render_pack
 

@@ -15,7 +15,7 @@ import time
 from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore
-from experiments.config import compose_config
+from experiments.job.config import compose_config
 from locator.repository import RepositoryView
 from locator.runtime import localize
 from locator.trace import Trace

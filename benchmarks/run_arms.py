@@ -37,7 +37,7 @@ from omegaconf import OmegaConf
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from experiments.config import compose_config  # noqa: E402
+from experiments.job.config import compose_config  # noqa: E402
 
 # the seed's arms as overrides of the root config (conf/locator/*.yaml hold their defaults)
 ARMS = {"two_phase": ["locator=two_phase"],

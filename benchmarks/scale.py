@@ -33,7 +33,7 @@ from mlflow.tracking import MlflowClient
 from packaging.version import InvalidVersion, Version
 
 from dataset.gold import is_test_path
-from experiments.paths import PROJECT_ROOT, default_cache_dir
+from experiments.job.paths import PROJECT_ROOT, default_cache_dir
 
 PACKAGES = ("click", "packaging", "attrs", "itsdangerous", "requests")
 SKIP = re.compile(r"(^|/)(tests?|docs?|examples?)/")

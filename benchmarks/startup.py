@@ -18,8 +18,8 @@ import sys
 import tempfile
 import time
 
-IDENTITY = ("import sys, time; from experiments.config import compose_config; from experiments.production import job_code; "
-            "from experiments import identity; cfg = compose_config(*sys.argv[1:]); t = time.perf_counter(); "
+IDENTITY = ("import sys, time; from experiments.job.config import compose_config; from experiments.job.production import job_code; "
+            "from experiments.job import identity; cfg = compose_config(*sys.argv[1:]); t = time.perf_counter(); "
             "code = job_code(cfg, True); print(time.perf_counter() - t, identity.file_digests().read_bytes, "
             "len(code.dependencies))")
 IMPORT = ("import sys, time; t = time.process_time(); import experiments.run; "

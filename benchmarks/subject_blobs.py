@@ -18,7 +18,7 @@ from pathlib import Path
 from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore
-from experiments.config import compose_config
+from experiments.job.config import compose_config
 
 
 def _files(root: Path) -> list[os.stat_result]:

@@ -14,7 +14,7 @@ import time
 from hydra.utils import instantiate
 
 from dataset.subjects import SubjectStore, tree_digest, tree_stat
-from experiments.config import compose_config
+from experiments.job.config import compose_config
 
 
 def main() -> None:

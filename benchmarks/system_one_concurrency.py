@@ -10,7 +10,7 @@ from pathlib import Path
 
 from over_http import UNBOUNDED, arguments, demo_subject, dependency_floor_s, slow_server, timed_localize
 
-from experiments.config import build
+from experiments.job.config import build
 from locator.repository import RepositoryView
 from locator.system_one.cache import DecisionCache
 

@@ -15,7 +15,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from experiments.paths import default_cache_dir
+from experiments.job.paths import default_cache_dir
 from locator import text
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from experiments.paths import register_resolvers
-from experiments.run import Stage, run_or_exit
+from experiments.job.paths import register_resolvers
+from experiments.job.runner import Stage, run_or_exit
 
 register_resolvers()
 

@@ -14,8 +14,8 @@ import uvicorn
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.identity import bound_backend
-from experiments.paths import register_resolvers
+from experiments.job.identity import bound_backend
+from experiments.job.paths import register_resolvers
 from locator.redact import secret_from_env
 from locator.system_one.cache import DecisionCache
 from locator.system_one.server import FaultPlan, Limits, create_app, header_deadline

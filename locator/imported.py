@@ -6,7 +6,7 @@ found_entities), `agentless` (found_files, found_related_locs, found_edit_locs),
 (`{"task": id, "files": [{"path": p, "ranges": [[start, end], ...]}]}`) and `relevant_files`
 (`{"instance_id": id, "output": text}`: SWE-Explore's agent explorers' answer, its `RELEVANT_FILES:`
 block read by locator.relevant_files) and `result` (canonical localization-result.json objects, their
-files' roles kept: a tiered reference for `experiments.compare --reference`). List fields may be JSON
+files' roles kept: a tiered reference for `experiments.analysis.compare --reference`). List fields may be JSON
 lists or Python-literal strings (parsed with `ast.literal_eval`, never `eval`).
 
 The whole file is validated before any subject is fetched (`check_inputs`): malformed JSON, a row

@@ -2,7 +2,7 @@
 
 A component's fields have no defaults: the YAML under `conf/` is the only source of a default, so a
 test or benchmark that builds a component directly must say every value (or compose it from the
-YAML with `experiments.config`). Range checks live on the fields (`Field(ge=, le=)`), once.
+YAML with `experiments.job.config`). Range checks live on the fields (`Field(ge=, le=)`), once.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ class MetricKind(StrEnum):
     REVIEW = "review"  # the blind quality review (seed 000), only with review=blind: an evaluator model's judgment
     PACK = "pack"  # what the context pack's note claims about itself, and what it trimmed (seed 002): counts and defects
     SWE_EXPLORE = "swe_explore"  # SWE-Explore's line-budget family, named and computed as its evaluator does
-    REFERENCE = "reference"  # against a reference localization instead of gold (seed 000): only by experiments.compare --reference
+    REFERENCE = "reference"  # against a reference localization instead of gold (seed 000): only by experiments.analysis.compare --reference
 
 
 @dataclass(frozen=True)

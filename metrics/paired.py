@@ -1,4 +1,4 @@
-"""The paired comparison of two arms' per-task values, metric by metric: what `experiments.compare`
+"""The paired comparison of two arms' per-task values, metric by metric: what `experiments.analysis.compare`
 reports and what a sweep's parent table says of each job against the best."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
 #   ${LOCLAB_CACHE_DIR:-~/.cache/loclab}/llama.cpp/11434.0.0-RECIPE/bin/llama-server
 # and printed on the last line, RECIPE being the first 12 hex digits of the sha256 of this script and
 # scripts/llama_server_kernels.cmake: a changed build never reuses a binary built the old way
-# (experiments/system_one_process.py finds it by the same digest). Needs cmake, ninja or make, and a
+# (experiments/job/system_one_process.py finds it by the same digest). Needs cmake, ninja or make, and a
 # C++17 compiler (all on this machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."

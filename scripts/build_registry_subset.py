@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dataset.manifest import DebianSubject, GitSubject, ManifestRow, NpmSubject  # noqa: E402
 from dataset.subjects import SubjectError, SubjectStore  # noqa: E402
-from experiments.config import compose_config  # noqa: E402
+from experiments.job.config import compose_config  # noqa: E402
 from locator.hashing import sha256_file  # noqa: E402
 
 NPM = "https://registry.npmjs.org"

@@ -46,10 +46,10 @@ from mlflow.tracking import MlflowClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from experiments.metric_keys import SWEPT_PARAM_GROUP, Section, metric_key  # noqa: E402 (the root is on the path above)
-from experiments.sweep_record import SWEEP_VIEW_TAG, TABLE_ARTIFACT, FIGURE_ARTIFACT  # noqa: E402
-from experiments.sweep_summary import BEST_BY, BEST_JOB_TAG  # noqa: E402
-from experiments.ui_links import EXPERIMENT_VIEW_KEY, WORKFLOW_QUERY, run_page, runs_view  # noqa: E402
+from experiments.tracking.metric_keys import SWEPT_PARAM_GROUP, Section, metric_key  # noqa: E402 (the root is on the path above)
+from experiments.tracking.sweep_record import SWEEP_VIEW_TAG, TABLE_ARTIFACT, FIGURE_ARTIFACT  # noqa: E402
+from experiments.tracking.sweep_summary import BEST_BY, BEST_JOB_TAG  # noqa: E402
+from experiments.tracking.links import EXPERIMENT_VIEW_KEY, WORKFLOW_QUERY, run_page, runs_view  # noqa: E402
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.config import build
+from experiments.job.config import build
 
 
 def _flat(prefix: str, values: dict[str, Any]) -> list[str]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.config import compose_config
-from experiments.paths import PROJECT_ROOT
+from experiments.job.config import compose_config
+from experiments.job.paths import PROJECT_ROOT
 
 SHARED_DIR = Path(os.environ.get("LOCLAB_SHARED_DIR", PROJECT_ROOT.parent / "shared"))
 SWEBENCH_FILE = SHARED_DIR / "datasets" / "swebench-lite" / "swebench-lite-pypi.jsonl"
@@ -67,7 +67,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                                  item.get_closest_marker("long") is None))
 
 
-SCREENSHOT_LIST = "screenshots.txt"  # what tests/experiments/test_ui.py saw, under runs/ui-check/
+SCREENSHOT_LIST = "screenshots.txt"  # what tests/experiments/tracking/test_ui.py saw, under runs/ui-check/
 _SESSION_START = time.time()
 
 

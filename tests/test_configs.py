@@ -12,8 +12,8 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.config import compose_config
-from experiments.paths import CONF_DIR, PROJECT_ROOT
+from experiments.job.config import compose_config
+from experiments.job.paths import CONF_DIR, PROJECT_ROOT
 from tests.conftest import LOCAGENT_FILE, SWEBENCH_FILE
 
 
@@ -104,7 +104,7 @@ def test_every_group_option_is_covered():
     assert len(_options()) >= len(list(CONF_DIR.rglob("*.yaml"))) - 2  # config.yaml and serve.yaml are roots
 
 
-TEAM_BLOCK = "# team set-up"  # the README block tests/experiments/test_team_server.py runs (it needs the servers)
+TEAM_BLOCK = "# team set-up"  # the README block tests/experiments/tracking/test_team_server.py runs (it needs the servers)
 
 
 def documentation() -> list[Path]:
@@ -196,8 +196,8 @@ def test_the_runs_folder_moves_everything_a_run_writes_out_of_the_checkout(tmp_p
     checkout (issue 49, point 13): LOCLAB_RUNS_DIR moves them all."""
     from hydra import compose, initialize_config_dir
 
-    from experiments.config import register_resolvers
-    from experiments.paths import CONF_DIR
+    from experiments.job.config import register_resolvers
+    from experiments.job.paths import CONF_DIR
 
     for name in ("LOCLAB_RESULTS_DIR", "LOCLAB_MLFLOW_DB", "LOCLAB_MLFLOW_ARTIFACTS", "MLFLOW_TRACKING_URI"):
         monkeypatch.delenv(name, raising=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 
 PACKAGES = ("locator", "metrics", "experiments", "render")
 
@@ -55,7 +55,7 @@ def cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_import_graph_has_no_circle():
     graph = import_graph()
-    assert "experiments.tracking" in graph["experiments.run"] and "experiments.sweep_summary" in graph["experiments.tracking"]
+    assert "experiments.tracking.store" in graph["experiments.job.runner"] and "experiments.tracking.sweep_summary" in graph["experiments.tracking.store"]
     found = cycle(graph)
     assert found is None, " -> ".join(found)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 
 
 def _stamp(root, extras: str) -> str:

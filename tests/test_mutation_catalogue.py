@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 
 
 def _catalogue():

@@ -10,7 +10,7 @@ import types
 import yaml
 from hydra.utils import instantiate
 
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 
 
 def _blocks(language: str) -> list[str]:

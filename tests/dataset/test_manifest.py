@@ -8,7 +8,7 @@ import pytest
 
 from dataset.manifest import ManifestError, ManifestHashError, load_manifest, write_manifest
 from experiments.manifest import compile_tasks
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 
 DEMO = PROJECT_ROOT / "datasets" / "demo" / "manifest.jsonl"
 

@@ -15,8 +15,8 @@ from dataset.gold import derive_entities
 from dataset.manifest import ManifestError
 from dataset.subjects import SubjectIntegrityError, SubjectStore
 from dataset.swebench import RowsLeftOutWarning, load_swebench
-from experiments.config import build, compose_config
-from experiments.paths import PROJECT_ROOT
+from experiments.job.config import build, compose_config
+from experiments.job.paths import PROJECT_ROOT
 from tests.conftest import SHARED_DIR
 
 

@@ -182,7 +182,7 @@ def test_a_gold_file_missing_at_base_commit_names_the_commit(tmp_path, mirror):
 
 
 def test_no_rows_file_is_an_error_saying_how_to_give_one(monkeypatch):
-    from experiments.config import build
+    from experiments.job.config import build
 
     monkeypatch.delenv("LOCLAB_SWEBENCH_ROWS", raising=False)
     with pytest.raises(Exception) as caught:  # Hydra's instantiate wraps the loader's error

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dataset.traces import TraceKind, extract_trace
-from experiments.config import build
+from experiments.job.config import build
 
 STATEMENT = """Writing a table fails:
 
@@ -76,7 +76,7 @@ def test_bad_trace_inputs_are_refused_naming_what(tmp_path, swebench_file):
 
     from dataset.manifest import ManifestError, build_manifest, load_manifest, write_manifest
     from dataset.traces import load_swebench_traces, load_trace_tasks
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     with pytest.raises(ManifestError, match="max_trace_bytes must be >= 1"):
         load_swebench_traces(swebench_file, "t", "1", "d", 0, None, None, ".")

@@ -14,7 +14,7 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 
 from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, write_manifest
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 from locator.hashing import sha256_file
 from locator.task import SubjectIdentity, Task
 from tests.conftest import write_tree

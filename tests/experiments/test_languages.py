@@ -13,7 +13,7 @@ import pytest
 
 from dataset.manifest import load_manifest
 from dataset.subjects import SubjectIntegrityError, SubjectStore
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 from tests.experiments.cli import Workspace
 
 
@@ -61,8 +61,8 @@ def test_a_debian_subject_with_the_wrong_sha256_fails_closed(tmp_path):
 def test_a_mirrors_folder_is_guarded_itself_and_a_rows_file_with_its_folder(tmp_path):
     """The worker may not read the data (rows, mirrors), but a mirrors folder's parent may hold the
     checkout and its grammar wheels, which the worker reads."""
-    from experiments.config import compose_config
-    from experiments.production import guarded_paths
+    from experiments.job.config import compose_config
+    from experiments.job.production import guarded_paths
 
     mirrors, rows = tmp_path / "work" / "mirrors", tmp_path / "data" / "rust.jsonl"
     mirrors.mkdir(parents=True)

@@ -8,7 +8,7 @@ import math
 import pytest
 import yaml
 
-from experiments.paths import CONF_DIR
+from experiments.job.paths import CONF_DIR
 from tests.experiments.cli import Workspace
 
 pytestmark = pytest.mark.network

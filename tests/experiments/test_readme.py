@@ -10,8 +10,8 @@ import sys
 import pytest
 import yaml
 
-from experiments.paths import CONF_DIR, PROJECT_ROOT
-from experiments.system_one_process import system_one_server
+from experiments.job.paths import CONF_DIR, PROJECT_ROOT
+from experiments.job.system_one_process import system_one_server
 from tests.experiments.cli import Workspace
 from tests.dataset.test_multi_swe_bench import multi_swe_bench_rows
 from tests.experiments.test_languages import LOCATORS as LANGUAGE_SWEEP_LOCATORS
@@ -89,7 +89,7 @@ def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file, monke
     monkeypatch.setattr(sys.modules[__name__], "MULTI_SWE_BENCH_ROWS", str(rows))
     monkeypatch.setenv("LOCLAB_GIT_MIRRORS", str(mirrors))
     commands = readme_commands(r"experiments\.\w+")
-    # system_one=http needs a server (below); the local model's sweep is run by tests/experiments/test_review.py
+    # system_one=http needs a server (below); the local model's sweep is run by tests/experiments/job/test_review.py
     # a command the README gives twice (its quick start and its reference) is run once
     # and one another test runs as written is run there (run_elsewhere)
     jobs = list(dict.fromkeys(tuple(c) for c in commands
@@ -116,9 +116,9 @@ def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file, monke
     results = sorted((ws.root / "results").rglob("demo-click-001/r0/localization-result.json"))
     subs = {"RUN_A": demo_jobs[0].info.run_id, "RUN_B": demo_jobs[1].info.run_id, "RUN": repeated.info.run_id,
             "PARENT_RUN": calibration_sweep.info.run_id, "LEFT.json": str(results[0]), "RIGHT.json": str(results[-1])}
-    analysis = [c for c in commands if c[0] in ("experiments.compare", "experiments.repeatability", "experiments.calibrate",
-                                                 "experiments.pareto", "experiments.compare_results", "experiments.replay",
-                                                 "experiments.replay_render")]
+    analysis = [c for c in commands if c[0] in ("experiments.analysis.compare", "experiments.analysis.repeatability", "experiments.analysis.calibrate",
+                                                 "experiments.analysis.pareto", "experiments.analysis.compare_results", "experiments.analysis.replay",
+                                                 "experiments.analysis.replay_render")]
     assert len(analysis) == 11
     searched = 0
     for argv in analysis:
@@ -127,18 +127,18 @@ def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file, monke
             searched += 1
             args = [a for i, a in enumerate(args) if a != "--trials" and (i == 0 or args[i - 1] != "--trials")]
             args += ["--trials", str(1 + searched)]
-        if argv[0] in ("experiments.replay", "experiments.replay_render"):
+        if argv[0] in ("experiments.analysis.replay", "experiments.analysis.replay_render"):
             args += ["--db", str(ws.db)]
         elif "--search" in args:
             args += ["--db", str(ws.db)]
-        elif argv[0] != "experiments.compare_results":
+        elif argv[0] != "experiments.analysis.compare_results":
             args += ["--db", str(ws.db), "--out", str(ws.root / "report" / argv[0])]
         proc = subprocess.run([sys.executable, "-m", argv[0], *args], cwd=PROJECT_ROOT, env=ws.env(),
                               capture_output=True, text=True, timeout=300)
-        changed = argv[0] == "experiments.replay" and any("=" in a for a in args)  # differences exit 1 by design
+        changed = argv[0] == "experiments.analysis.replay" and any("=" in a for a in args)  # differences exit 1 by design
         assert proc.returncode in ((0, 1) if changed else (0,)), \
             f"{' '.join(argv)}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-        if argv[0] == "experiments.replay":
+        if argv[0] == "experiments.analysis.replay":
             assert "tasks byte-identical to the recorded results" in proc.stdout
 
     [compile_cmd] = [c for c in commands if c[0] == "experiments.manifest"]

@@ -12,10 +12,10 @@ import sys
 import pandas as pd
 import pytest
 
-from experiments import run as run_module
-from experiments.metric_keys import ci_bounds
-from experiments.sweep_record import BEST_COLOURS
-from experiments.ui_links import view_state
+from experiments.job import runner as run_module
+from experiments.tracking.metric_keys import ci_bounds
+from experiments.tracking.sweep_record import BEST_COLOURS
+from experiments.tracking.links import view_state
 from locator.result import CodeIdentity
 from locator.trace import EventKind, read_trace
 from metrics.comparator import what_was_found
@@ -63,7 +63,7 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert 0 < harness["7 harness/localize_s"] < harness["7 harness/job_s"] and harness["7 harness/log_s"] > 0
     assert harness["7 harness/gc_collections"] < 20  # the tuned collector (CPython's default: hundreds here)
     experiment = ws.client().get_experiment(job.info.experiment_id)
-    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # and experiments.mlflow_ui's default
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # and experiments.tracking.ui's default
     assert f"this job:  http://127.0.0.1:5000/#/experiments/{job.info.experiment_id}/runs/{job.info.run_id}" \
            "?workflowType=machine_learning" in proc.stdout
     traces = ws.client().search_traces(locations=[job.info.experiment_id], run_id=job.info.run_id)
@@ -92,7 +92,7 @@ def test_a_job_localizes_scores_and_logs_to_mlflow(ws):
     assert saved["schema_version"] == 5
     code = CodeIdentity.model_validate(saved["provenance"]["code"])
     assert code.digest == job.data.tags["loclab.code_identity"]
-    assert {"experiments.production", "dataset.subjects", "locator.repository", "locator.two_phase",
+    assert {"experiments.job.production", "dataset.subjects", "locator.repository", "locator.two_phase",
             "locator.system_one.lexical"} <= set(code.modules)  # the whole path, not one package
     assert "tree-sitter-python" in job.data.tags["loclab.dependencies"] and code.python in job.data.tags["loclab.python"]
     assert saved["provenance"]["run_key"] == job.data.tags["loclab.run_key"]
@@ -163,7 +163,7 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     # the best is chosen on the tasks every finished job completed, and says how many
     assert parent.data.tags["loclab.best_job_chosen_on"] == "1 tasks every one of 4 finished jobs completed"
     # every CI carries the number of repositories it resampled, in the tag and the table
-    from experiments.metric_keys import ci_bounds, ci_clusters
+    from experiments.tracking.metric_keys import ci_bounds, ci_clusters
 
     with_ci = [c for c in children if ci_bounds(c.data.tags, "file_acc_all@5")]  # one task has no CI
     assert len(with_ci) == 2 and all(ci_clusters(c.data.tags, "file_acc_all@5") == 1 for c in with_ci)
@@ -271,8 +271,8 @@ def test_swebench_subset_runs_on_a_few_instances(ws, swebench_file):
 def test_results_are_addressed_by_what_they_depend_on(tmp_path, subject_cache):
     from hydra import compose, initialize_config_dir
 
-    from experiments.paths import CONF_DIR, register_resolvers
-    from experiments.pipeline import Job
+    from experiments.job.paths import CONF_DIR, register_resolvers
+    from experiments.job.pipeline import Job
     from dataset.manifest import load_manifest
 
     register_resolvers()
@@ -296,7 +296,7 @@ def test_results_are_addressed_by_what_they_depend_on(tmp_path, subject_cache):
 def test_changed_locator_code_never_reuses_an_old_result(tmp_path, subject_cache):
     """A copy of loclab (no git) runs a job, its reader's wording changes, the same job runs again:
     the results are new, the code identity differs; identical code then reuses them."""
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     copy = tmp_path / "loclab"
     for part in ("locator", "experiments", "dataset", "metrics", "conf", "datasets"):
@@ -376,7 +376,7 @@ def test_the_overhead_fraction_counts_overlapping_tasks_once():
 def test_a_job_leaves_its_heap_frozen_so_the_exit_does_not_scan_it(monkeypatch):
     import gc
 
-    from experiments import run
+    from experiments.job import runner as run
 
     monkeypatch.setattr(run, "run_job", lambda cfg, stage: None)
     gc.unfreeze()
@@ -389,8 +389,8 @@ def test_a_job_leaves_its_heap_frozen_so_the_exit_does_not_scan_it(monkeypatch):
 
 def test_a_job_says_which_backend_decided(tmp_path):
     from dataset.manifest import load_manifest
-    from experiments.config import compose_config
-    from experiments.pipeline import Job
+    from experiments.job.config import compose_config
+    from experiments.job.pipeline import Job
 
     manifest = load_manifest(tampered_manifest(tmp_path, tamper=set()))
     lexical = Job(compose_config("locator=two_phase"), manifest, "two_phase")

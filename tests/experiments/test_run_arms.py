@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 from tests.experiments.cli import Workspace
 
 network = pytest.mark.network  # the demo subjects: real pip downloads into the session's cache

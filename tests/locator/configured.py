@@ -1,5 +1,5 @@
 """Every configured locator, as the overrides that compose it, on one small subject: the audits of
-metering (tests/locator/test_metering.py) and of code identity (tests/experiments/test_identity.py)
+metering (tests/locator/test_metering.py) and of code identity (tests/experiments/job/test_identity.py)
 run each of them."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ _LISTED = ("bm25", "hybrid", "entities", "locagent", "embedding_retrieval", "rer
 
 def unaudited(labels: list[str]) -> set[str]:
     """Locator YAMLs none of the labels names (embedding_retrieval and reranked need the embed extra)."""
-    from experiments.paths import CONF_DIR
+    from experiments.job.paths import CONF_DIR
 
     words = {w for label in labels for w in label.split()}
     needs_extra = (set() if has_embed_extra() else {"embedding_retrieval", "reranked"}) | (set() if has_llm_extra() else {GENERATING})

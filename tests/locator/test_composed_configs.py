@@ -10,8 +10,8 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from experiments.config import compose_config
-from experiments.paths import CONF_DIR
+from experiments.job.config import compose_config
+from experiments.job.paths import CONF_DIR
 
 SNAPSHOT = Path(__file__).with_name("composed_locators.json")
 

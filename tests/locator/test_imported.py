@@ -89,7 +89,7 @@ def test_a_canonical_result_imports_with_its_tiers(tmp_path, repo):
 
 
 def test_relevant_files_round_trip_what_explore_export_writes():
-    from experiments.explore_export import relevant_files as written
+    from experiments.analysis.explore_export import relevant_files as written
     from locator.relevant_files import relevant_files
     from metrics.swe_explore import Region
 

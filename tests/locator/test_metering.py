@@ -1,6 +1,6 @@
 """Every line a locator sees goes through its metered, traced context, and it has no other way in.
 
-Two audits. At run time, the audit every localizing process runs under (`experiments.audit`, in
+Two audits. At run time, the audit every localizing process runs under (`experiments.job.audit`, in
 every production job's worker) watches every reach of the process while a locator runs: opening a
 file of the subject (`open`, `io.open`, `os.open`, `Path.read_*`), listing its folders, mapping one
 into memory, libc through ctypes, the garbage collector's object lists, frames (`sys._getframe`, a
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.audit import Audit, MeteringViolation, door_code
-from experiments.config import build
+from experiments.job.audit import Audit, MeteringViolation, door_code
+from experiments.job.config import build
 from locator.base import Locator, LocatorContext, LocatorOutput
 from locator.repository import RepositoryView
 from locator.runtime import localize
@@ -278,13 +278,13 @@ def test_a_locator_yaml_added_without_an_entry_is_audited_as_it_composes(tmp_pat
     it was listed in tests/locator/configured.py. It is audited by itself now."""
     import shutil
 
-    import experiments.paths
+    import experiments.job.paths
     from tests.locator.configured import configured_locators
 
     conf = tmp_path / "conf"
-    shutil.copytree(experiments.paths.CONF_DIR / "locator", conf / "locator")
+    shutil.copytree(experiments.job.paths.CONF_DIR / "locator", conf / "locator")
     (conf / "locator" / "first_lines.yaml").write_text("_target_: locator.first_lines.FirstLines\nlines: 40\n")
-    monkeypatch.setattr(experiments.paths, "CONF_DIR", conf)
+    monkeypatch.setattr(experiments.job.paths, "CONF_DIR", conf)
     yielded = dict(configured_locators(tmp_path))
     assert yielded["first_lines"] == ["locator=first_lines"]
     assert "bm25" in yielded and "two_phase" not in yielded  # the listed ones keep their entries alone

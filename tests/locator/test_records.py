@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 from locator.result import (
     Confidence, ConfidenceLabel, Cost, Evidence, LocalizationResult, PhysicalCost, Producer, ResultFile,
     StageCost, Tokens, confidence_label, json_schema,

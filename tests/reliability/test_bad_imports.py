@@ -115,7 +115,7 @@ def test_a_path_not_in_the_subject_is_named_not_reported_as_zero_lines(tmp_path)
 def test_a_hand_edited_saved_result_is_checked_against_its_subject_when_scored_again(tmp_path):
     """`experiments.score` re-scores saved results, which anyone can edit: a range to line 100000 is
     clipped, a file the subject lacks dropped (each named), a path out of the subject rejected."""
-    from experiments.pipeline import ResultAdjustedWarning
+    from experiments.job.pipeline import ResultAdjustedWarning
 
     manifest = local_manifest(tmp_path)
     the_job = job(tmp_path, manifest, "locator=bm25")

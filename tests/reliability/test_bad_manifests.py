@@ -9,8 +9,8 @@ import pytest
 
 from dataset.gold import GoldMismatchError
 from dataset.manifest import Gold, GoldSpan, ManifestError, load_manifest
-from experiments.config import compose_config
-from experiments.run import JobConfigError, _check
+from experiments.job.config import compose_config
+from experiments.job.runner import JobConfigError, _check
 from tests.reliability.probes import job, local_manifest
 
 

@@ -64,8 +64,8 @@ def test_a_backend_whose_extra_is_missing_is_said_before_any_task_with_the_pinne
     input error there (exit 2), naming the install that keeps the lock, not a failure per task."""
     import importlib.util
 
-    from experiments.identity import BoundBackend
-    from experiments.run import INPUT_ERRORS
+    from experiments.job.identity import BoundBackend
+    from experiments.job.runner import INPUT_ERRORS
     from tests.configs import backend as build_backend
 
     found = importlib.util.find_spec

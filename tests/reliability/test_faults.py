@@ -10,7 +10,7 @@ import pandas as pd
 
 import pytest
 
-from experiments.system_one_process import system_one_server
+from experiments.job.system_one_process import system_one_server
 from tests.experiments.cli import Workspace, tampered_manifest
 
 pytestmark = pytest.mark.network
@@ -49,7 +49,7 @@ def test_a_stopped_sweep_closes_its_parent_run_as_killed(ws, tmp_path):
     import sys
     import time
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     ws.create_store()
     with system_one_server(tmp_path / "slow-cache", "server.faults.latency_ms=3000") as url:
@@ -76,7 +76,7 @@ def test_a_job_stopped_with_sigterm_ends_its_run_killed_at_once(ws, tmp_path):
     import sys
     import time
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     ws.create_store()
     with system_one_server(tmp_path / "slow-cache", "server.faults.latency_ms=3000") as url:
@@ -106,12 +106,12 @@ def test_a_job_whose_terminal_closed_ends_its_run_killed(ws):
     import subprocess
     import sys
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     ws.create_store()
     # a terminal's job: SIGHUP at its default even where the tests themselves run under nohup (which
     # every child inherits, and which a job keeps on purpose)
-    job = (f"import os, signal, time, mlflow\nsignal.signal(signal.SIGHUP, signal.SIG_DFL)\nfrom experiments import run\n"
+    job = (f"import os, signal, time, mlflow\nsignal.signal(signal.SIGHUP, signal.SIG_DFL)\nfrom experiments.job import runner as run\n"
            f"mlflow.set_tracking_uri('sqlite:///{ws.db}')\nmlflow.set_experiment('loclab-demo')\n"
            "with mlflow.start_run() as active:\n"
            "    run._killed_on_stop_signals(active.info.run_id)\n"
@@ -164,7 +164,7 @@ def test_a_sweep_killed_with_sigkill_resumes_without_duplicates_and_leaves_nothi
     import sys
     import time
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     ws.create_store()
     # Every answer takes 0.5 s, so the second job is still running when it is killed (a bm25 job of
@@ -262,7 +262,7 @@ def test_two_sweeps_started_together_on_a_fresh_store_both_land(ws):
     import subprocess
     import sys
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     procs = [subprocess.Popen([sys.executable, "-m", "experiments.run", "-m", "locator=bm25", f"locator.top_files={n}",
                                "limit=1", f"hydra.sweep.dir={ws.root}/hydra-multi-{n}"], cwd=PROJECT_ROOT, env=ws.env(),
@@ -288,7 +288,7 @@ def test_an_unreachable_tracking_server_is_one_line_naming_the_variable_before_a
     import sys
     import time
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     uri = f"http://127.0.0.1:{_free_port()}"
     started = time.monotonic()
@@ -311,7 +311,7 @@ def test_a_tracking_server_stopped_mid_job_ends_it_in_one_line_and_the_next_job_
     import httpx
     from mlflow.tracking import MlflowClient
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     port = _free_port()
     uri = f"http://127.0.0.1:{port}"
@@ -383,7 +383,7 @@ def test_kill_9_of_a_parallel_sweeps_main_process_ends_its_workers_and_their_run
     import subprocess
     import sys
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     ws.create_store()
     # Every answer takes 1.5 s, so neither job can finish between being seen RUNNING and the kill
@@ -457,7 +457,7 @@ def test_a_full_results_disk_fails_tasks_naming_the_file_and_leaves_no_staging_f
     import subprocess
     import sys
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     proc = subprocess.run([sys.executable, "-m", "experiments.run", "locator=two_phase", "limit=3",
                            f"hydra.run.dir={ws.root}/hydra"], cwd=PROJECT_ROOT, env=ws.env() | env,

@@ -8,7 +8,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from experiments.system_one_process import system_one_server
+from experiments.job.system_one_process import system_one_server
 from tests.experiments.cli import Workspace
 
 pytestmark = pytest.mark.network

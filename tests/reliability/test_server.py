@@ -9,9 +9,9 @@ import sys
 import httpx
 import pytest
 
-from experiments.paths import PROJECT_ROOT
+from experiments.job.paths import PROJECT_ROOT
 from experiments.serve_system_one import _loopback
-from experiments.system_one_process import system_one_server
+from experiments.job.system_one_process import system_one_server
 
 pytestmark = pytest.mark.network
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dataset.manifest import Gold, GoldSpan
-from experiments.config import build
+from experiments.job.config import build
 from locator.result import Cost, Evidence, LocalizationResult, Producer, ResultFile, Role
 from metrics.context_pack import pack_metrics, sent_lines
 from render.notes import NoteKind

@@ -86,7 +86,7 @@ def test_python_definitions_equal_what_ast_gave_on_real_code():
     import json as json_module
     import textwrap
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     sources = [p.read_text(encoding="utf-8") for p in sorted((PROJECT_ROOT / "locator").rglob("*.py"))]
     sources.append(open(json_module.__file__.replace("__init__.py", "decoder.py"), encoding="utf-8").read())

@@ -10,7 +10,7 @@ from locator.system_one.client import SystemOne
 from locator.system_one.transport import SystemOneUnavailableError
 from locator.system_one.wire import InvalidAnswerError, Question
 from locator.trace import Trace
-from experiments.system_one_process import system_one_server
+from experiments.job.system_one_process import system_one_server
 from tests.configs import backend as compose_backend
 
 STATE = {"task": "parse_wheel_filename accepts names that are not escaped"}
@@ -162,7 +162,7 @@ def test_server_on_a_busy_port_says_so(server_cache):
     import subprocess
     import sys
 
-    from experiments.paths import PROJECT_ROOT
+    from experiments.job.paths import PROJECT_ROOT
 
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

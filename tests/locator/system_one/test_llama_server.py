@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.config import compose_config
-from experiments.system_one_process import LLAMA_SERVER_BUILD, llama_cpp_server, llama_server_binary
+from experiments.job.config import compose_config
+from experiments.job.system_one_process import LLAMA_SERVER_BUILD, llama_cpp_server, llama_server_binary
 from locator.system_one.local_llm import assemble
 from locator.system_one.wire import Request
 from tests.configs import backend as compose_backend

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from experiments.config import build, compose_config
+from experiments.job.config import build, compose_config
 from locator.system_one.local_llm import LocalLLMBackend, LocalModelError, assemble
 from locator.system_one.wire import Question, Request
 
@@ -90,7 +90,7 @@ def test_every_weights_option_pins_its_packages_in_its_extra_and_the_lock():
     """The YAML names the packages, pyproject's extra installs them: the two must not drift."""
     import tomllib
 
-    from experiments.paths import CONF_DIR, PROJECT_ROOT
+    from experiments.job.paths import CONF_DIR, PROJECT_ROOT
 
     project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     lock = set((PROJECT_ROOT / "requirements.lock").read_text().splitlines())

@@ -12,7 +12,9 @@ researcher would, with MLflow's assistant panel closed, asserting:
 - landing: the experiment opened bare lands on its runs, in loclab's view (every sweep's best first),
   not MLflow's GenAI overview; a run opened from there is a run's page, not an "Evaluations" one;
 - the chart view plots each sweep's best job (MLflow plots the first 10 rows of the table);
-- each sweep's parent page: its table's rows are in the order of the headline metric, best first;
+- each sweep's parent page: its table's rows are in the order of the headline metric, best first, the
+  best row on the first screen (not folded behind "Show more"); it links its compare report on the
+  first screen, and the link opens that report run;
 - Compare of a sweep's jobs opens on a parallel coordinates plot of the swept keys against the headline
   metric, and no two of its labels overlap nor does the plot's edge cut one (their rendered boxes);
 - a job's page lists quality metrics first;
@@ -46,10 +48,11 @@ from mlflow.tracking import MlflowClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from experiments.tracking.metric_keys import SWEPT_PARAM_GROUP, Section, metric_key  # noqa: E402 (the root is on the path above)
-from experiments.tracking.sweep_record import SWEEP_VIEW_TAG, TABLE_ARTIFACT, FIGURE_ARTIFACT  # noqa: E402
-from experiments.tracking.sweep_summary import BEST_BY, BEST_JOB_TAG  # noqa: E402
-from experiments.tracking.links import EXPERIMENT_VIEW_KEY, WORKFLOW_QUERY, run_page, runs_view  # noqa: E402
+from experiments.tracking.metric_keys import metric_key  # noqa: E402 (the root is on the path above)
+from experiments.tracking.sweep_record import TABLE_ARTIFACT, FIGURE_ARTIFACT  # noqa: E402
+from experiments.tracking.sweep_summary import BEST_BY  # noqa: E402
+from experiments.tracking.links import EXPERIMENT_VIEW_KEY, WORKFLOW_QUERY, run_page  # noqa: E402
+from experiments.tracking.vocabulary import SWEPT_PARAM_GROUP, MlflowTag, RunKind, Section, Tag  # noqa: E402
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -270,7 +273,7 @@ def check_decisions(browser: Browser, base: str, experiment_id: str, sweeps: lis
     experiment's chart view, its parent's table best first, Compare on the swept keys against the
     headline metric, its labels apart, and a job's page leading with quality."""
     headline = metric_key(BEST_BY[0])
-    best = {s.info.run_id: s.data.tags.get(BEST_JOB_TAG) for s in sweeps}
+    best = {s.info.run_id: s.data.tags.get(Tag.BEST_JOB) for s in sweeps}
     names = {j.info.run_id: j.info.run_name for js in jobs_of.values() for j in js}
 
     # the chart view of the experiment as it opens: MLflow plots the first 10 rows that are not hidden
@@ -300,7 +303,29 @@ def check_decisions(browser: Browser, base: str, experiment_id: str, sweeps: lis
             print(f"parent table of {label}: {BEST_BY[0]} {values}")
             if values != sorted(values, reverse=True) or table[1][0] != "★":
                 failures.append(f"parent page of {label}: the table is not best first in {BEST_BY[0]}: {values}")
+        # on the first screen, not folded behind MLflow's "Show more": the best row is what a point there hits
+        shown = browser.wait(lambda: browser.js(
+            "const t = [...document.querySelectorAll('table')].find(t => t.textContent.includes('Δ to best'));"
+            "const r = t && t.querySelectorAll('tr')[1]; if (!r) return false; const b = r.getBoundingClientRect();"
+            "const y = b.top + b.height / 2, e = document.elementFromPoint(b.left + 10, y);"
+            "return y > 0 && y < innerHeight && !!e && r.contains(e)"))
+        if not shown:
+            failures.append(f"parent page of {label}: the table's best row is not on the first screen (folded, or below it)")
         browser.shot(f"parent_table_{len(table or [])}")
+        # the parent links its compare report, on the first screen, and the link lands on that report's page
+        report_id = sweep.data.tags.get(Tag.COMPARE_REPORT)
+        href = report_id and browser.js("const a = [...document.querySelectorAll('a')].find(a => (a.getAttribute('href') || '')"
+                                        ".includes('/runs/' + arguments[0])); if (!a) return null; const r = a.getBoundingClientRect();"
+                                        "return r.height > 0 && r.bottom <= window.innerHeight ? a.getAttribute('href') : 'below the fold'",
+                                        report_id)
+        print(f"parent page of {label}: compare report link {href}")
+        if not href or href == "below the fold":
+            failures.append(f"parent page of {label}: no compare report link on the first screen ({href or 'none'})")
+        else:
+            browser.open(f"{base}/{href}")
+            if not browser.wait(lambda: "Reports on" in browser.text()):
+                failures.append(f"parent page of {label}: its compare report link does not open a report run ({href})")
+            browser.shot("compare_report")
 
         # Compare of its jobs: the first plot is the swept keys against the headline metric
         ids = [j.info.run_id for j in jobs_of[sweep.info.run_id]]
@@ -347,9 +372,9 @@ def check_decisions(browser: Browser, base: str, experiment_id: str, sweeps: lis
 def check_ui(browser: Browser, base: str, experiment_id: str, parent, jobs, failures: list[str]) -> None:
     """The first sweep's own view (the link on its parent's page), its chart view, and its parent's page."""
     names = {j.info.run_name for j in jobs}
-    view = parent.data.tags.get(SWEEP_VIEW_TAG)
+    view = parent.data.tags.get(Tag.SWEEP_VIEW)
     if not view:
-        failures.append(f"the sweep's parent has no {SWEEP_VIEW_TAG} tag")
+        failures.append(f"the sweep's parent has no {Tag.SWEEP_VIEW} tag")
         return
     # the sweep's view: its jobs alone, their names distinct in the width the table shows
     browser.open(f"{base}/{view}")
@@ -405,9 +430,9 @@ def main() -> int:
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("loclab-demo")
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()], max_results=1000)
-    sweeps = sorted((r for r in runs if r.data.tags.get("loclab.kind") == "sweep"), key=lambda r: r.info.start_time)
-    jobs_of = {s.info.run_id: [r for r in runs if r.data.tags.get("mlflow.parentRunId") == s.info.run_id
-                               and r.data.tags.get("loclab.kind") == "job"] for s in sweeps}
+    sweeps = sorted((r for r in runs if r.data.tags.get(Tag.KIND) == RunKind.SWEEP), key=lambda r: r.info.start_time)
+    jobs_of = {s.info.run_id: [r for r in runs if r.data.tags.get(MlflowTag.PARENT_RUN_ID) == s.info.run_id
+                               and r.data.tags.get(Tag.KIND) == RunKind.JOB] for s in sweeps}
     in_experiment = [r for r in runs if r.info.experiment_id == experiment.experiment_id]
     print(f"store: {len(in_experiment)} runs in {experiment.name} ({len(sweeps)} sweeps, a repeats job), "
           f"{len(runs) - len(in_experiment)} report run(s)")

@@ -26,6 +26,7 @@ from experiments.analysis.runs import (  # noqa: E402
     print_table, same_task_set, shared_tasks, task_values, write_report,
 )
 from experiments.tracking.metric_keys import logged_value, metric_key  # noqa: E402
+from experiments.tracking.vocabulary import ReportKind, RunKind, Tag
 from metrics.pareto import best_within_budget, pareto_front  # noqa: E402
 
 
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("calibrate over a sweep or runs takes one or two --param")
     try:
         client = open_store(args)
-        runs = (children(client, find_runs(client, args.experiment, args.sweep, kind="sweep")[0].info.run_id) if args.sweep
+        runs = (children(client, find_runs(client, args.experiment, args.sweep, kind=RunKind.SWEEP)[0].info.run_id) if args.sweep
                 else [r for s in args.runs for r in find_runs(client, args.experiment, s)])
         runs = latest_per_setting(runs)
         if not runs:
@@ -154,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  on {args.report_split}: {args.quality} = {row[f'{args.quality}[{args.report_split}]']:.4f}, "
               f"{args.cost} = {row[f'{args.cost}[{args.report_split}]']:.1f}")
     figure = curves(frame, args.param, args.quality, args.cost, (args.choose_split, args.report_split))
-    folder = write_report("calibrate", args.experiment, {"calibration": frame}, {"calibration_curves": figure},
-                          {"loclab.manifest_blake3": manifest, "loclab.rule": rule}, args.out,
+    folder = write_report(ReportKind.CALIBRATE, args.experiment, {"calibration": frame}, {"calibration_curves": figure},
+                          {Tag.MANIFEST_HASH: manifest, Tag.RULE: rule}, args.out,
                           params={"params": ",".join(args.param), "recommended": str(chosen)},
                           reported=[a.run_id for a in arms], metrics=recommended_metrics(frame, chosen, args),
                           title=f"{', '.join(p.split('.')[-1] for p in args.param)} over {len(frame)} settings "

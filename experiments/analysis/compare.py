@@ -12,6 +12,7 @@ win/loss/tie table. A metric without values for a pair is reported untested.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import matplotlib
@@ -20,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from mlflow.tracking import MlflowClient  # noqa: E402
 
 from experiments.analysis.runs import (  # noqa: E402
     AnalysisError, analysis_parser, describe_reduction, find_runs, load_arm, open_store, print_table, same_task_set,
@@ -28,6 +30,7 @@ from experiments.analysis.runs import (  # noqa: E402
 from experiments.tracking.metric_keys import logged_value, metric_key  # noqa: E402
 from experiments.analysis.reference import reference_values  # noqa: E402
 from experiments.tracking.sweep_summary import BEST_BY  # noqa: E402
+from experiments.tracking.vocabulary import ReportKind, Tag
 from metrics.definitions import METRICS, MetricKind  # noqa: E402
 from metrics.paired import compare_frames  # noqa: E402
 from metrics.reference import REFERENCE_METRICS  # noqa: E402
@@ -133,7 +136,7 @@ def _difference_plot(base: pd.DataFrame, other: pd.DataFrame, metric: str, title
     return figure
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     parser = analysis_parser("compare", __doc__)
     parser.add_argument("runs", nargs="+", help="run ids, run names, or 'filter:<MLflow filter>' (first = baseline)")
     parser.add_argument("--full", action="store_true",
@@ -144,22 +147,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--primary", default=BEST_BY[0],
                         help=f"metric of the per-task difference plot and the report run's metrics (default {BEST_BY[0]}, "
                              "what the sweeps rank by)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     try:
-        client = open_store(args)
-        runs = [run for selector in args.runs for run in find_runs(client, args.experiment, selector)]
-        if len(runs) < (1 if args.reference else 2):
-            raise AnalysisError("compare needs at least two runs (or one, against --reference)")
-        arms = [load_arm(client, run) for run in runs]
-        if args.reference:
-            [reference] = find_runs(client, args.experiment, args.reference)[:1]
-            manifest = same_task_set([*arms, load_arm(client, reference)])
-            return compare_to_reference(client, args, arms, runs, reference, shared_tasks(arms), manifest)
-        manifest = same_task_set(arms)
-        shared = shared_tasks(arms)
+        return compare(open_store(args), args)
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def compare(client: MlflowClient, args: argparse.Namespace) -> int:
+    """The comparison `args` asks for, on `client`'s store: printed, and written as a report run.
+    Raises AnalysisError for runs it cannot compare."""
+    runs = [run for selector in args.runs for run in find_runs(client, args.experiment, selector)]
+    if len(runs) < (1 if args.reference else 2):
+        raise AnalysisError("compare needs at least two runs (or one, against --reference)")
+    arms = [load_arm(client, run) for run in runs]
+    if args.reference:
+        [reference] = find_runs(client, args.experiment, args.reference)[:1]
+        manifest = same_task_set([*arms, load_arm(client, reference)])
+        return compare_to_reference(client, args, arms, runs, reference, shared_tasks(arms), manifest)
+    manifest = same_task_set(arms)
+    shared = shared_tasks(arms)
     print(describe_reduction(arms, shared))
     base = arms[0]
     base_tasks = task_values(base).loc[shared]
@@ -212,9 +224,9 @@ def main(argv: list[str] | None = None) -> int:
                                f"{primary}_diff_arm{i}_ci95_high": row["ci95_high"]}
             if row.get("p_holm") == row.get("p_holm"):
                 report_metrics[f"{primary}_p_holm_arm{i}"] = row["p_holm"]
-    folder = write_report("compare", args.experiment, tables, figures,
-                          {"loclab.manifest_blake3": manifest, "loclab.arms": ",".join(a.run_id for a in arms),
-                           "loclab.reduction": describe_reduction(arms, shared)},
+    folder = write_report(ReportKind.COMPARE, args.experiment, tables, figures,
+                          {Tag.MANIFEST_HASH: manifest, Tag.ARMS: ",".join(a.run_id for a in arms),
+                           Tag.REDUCTION: describe_reduction(arms, shared)},
                           args.out, params={"baseline": base.label, "arms": ", ".join(a.label for a in arms[1:])},
                           reported=[a.run_id for a in arms],
                           metrics={k: logged_value(v) for k, v in report_metrics.items() if v == v and v is not None},
@@ -247,9 +259,9 @@ def compare_to_reference(client, args, arms, runs, reference, shared: pd.Index, 
         tables[f"reference_compare_{arm.label.replace('/', '_')}"] = table
     metrics = {f"{metric_key(m)}_arm{i}": logged_value(v) for i, arm in enumerate(arms)
                for m, v in means.loc[arm.label].items() if v == v}
-    folder = write_report("compare", args.experiment, tables, {},
-                          {"loclab.manifest_blake3": manifest, "loclab.arms": ",".join(a.run_id for a in arms),
-                           "loclab.reference_run": reference.info.run_id},
+    folder = write_report(ReportKind.COMPARE, args.experiment, tables, {},
+                          {Tag.MANIFEST_HASH: manifest, Tag.ARMS: ",".join(a.run_id for a in arms),
+                           Tag.REFERENCE_RUN: reference.info.run_id},
                           args.out, params={"reference": label, "arms": ", ".join(a.label for a in arms)},
                           reported=[a.run_id for a in arms] + [reference.info.run_id], metrics=metrics,
                           title=" vs ".join(a.label for a in arms[:2]) + (f" +{len(arms) - 2}" if len(arms) > 2 else "")
@@ -270,7 +282,9 @@ def arms_overview(arms, comparisons: list[pd.DataFrame], primary: str) -> pd.Dat
         row = {"arm": arm.label}
         if primary in table.index and table.loc[primary, "n"]:
             found = table.loc[primary]
-            row |= {f"Δ {primary}": found["diff"], "ci95": f"[{found['ci95_low']:.3g}, {found['ci95_high']:.3g}]",
+            bounded = all(found[b] is not None and found[b] == found[b] for b in ("ci95_low", "ci95_high"))
+            row |= {f"Δ {primary}": found["diff"],
+                    "ci95": f"[{found['ci95_low']:.3g}, {found['ci95_high']:.3g}]" if bounded else "—",  # one task, or one value
                     "p_holm": found.get("p_holm"), "n": int(found["n"])}
         for metric in (m for m in OVERVIEW_METRICS if m != primary):
             if metric in table.index and table.loc[metric, "n"]:

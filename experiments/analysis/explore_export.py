@@ -20,6 +20,7 @@ from pathlib import Path
 
 from experiments.analysis.runs import AnalysisError, analysis_parser, find_runs, open_store
 from experiments.job.record import RecordError, open_record
+from experiments.tracking.vocabulary import Tag
 from metrics.explore_regions import WHOLE_FILE, predicted_regions
 from metrics.swe_explore import Region
 
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for task_id, results in by_task.items():  # a task's first repeat
             regions = predicted_regions(results[0], k)
-            explorer = f"loclab/{run.data.tags.get('loclab.locator', results[0].producer.system)}"
+            explorer = f"loclab/{run.data.tags.get(Tag.LOCATOR, results[0].producer.system)}"
             rows.append(prediction_row(task_id, explorer, regions))
             (out / "relevant_files" / f"{task_id}.txt").write_text(relevant_files(regions), encoding="utf-8")
         (out / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

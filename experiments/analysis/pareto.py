@@ -16,6 +16,7 @@ from experiments.analysis.runs import (  # noqa: E402
     same_task_set, shared_tasks, task_values, write_report,
 )
 from experiments.tracking.metric_keys import logged_value, metric_key  # noqa: E402
+from experiments.tracking.vocabulary import ReportKind, Tag
 from metrics.pareto import pareto_front  # noqa: E402
 
 
@@ -30,7 +31,7 @@ def describe_setting(arm) -> str:
     schedule = params.get("locator.reader.schedule._target_", "").rsplit(".", 1)[-1].replace("Schedule", "").lower()
     values = " ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in sorted(params.items())
                       if k.startswith("locator.") and k.rsplit(".", 1)[-1] in _VARIED)
-    return " ".join(filter(None, [arm.tags.get("loclab.locator"), kind, schedule, values]))
+    return " ".join(filter(None, [arm.tags.get(Tag.LOCATOR), kind, schedule, values]))
 
 
 def run_table(arms, quality: str, cost: str, shared: pd.Index, split: str | None = None, describe=None) -> pd.DataFrame:
@@ -45,7 +46,7 @@ def run_table(arms, quality: str, cost: str, shared: pd.Index, split: str | None
             numeric = sorted(c for c in tasks.columns if pd.api.types.is_numeric_dtype(tasks[c]))
             raise AnalysisError(f"{arm.label}: no per-task metric {', '.join(missing)} (a job scored before it existed is "
                                 f"re-scored with experiments.score); its metrics: {', '.join(numeric)}")
-        rows.append({"run": arm.label, "setting": describe(arm) if describe else arm.tags.get("loclab.locator"),
+        rows.append({"run": arm.label, "setting": describe(arm) if describe else arm.tags.get(Tag.LOCATOR),
                      "n": len(tasks), quality: tasks[quality].mean(), cost: tasks[cost].mean()})
     frame = pd.DataFrame(rows).set_index("run")
     known = frame.dropna(subset=[quality, cost])
@@ -112,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     known = frame.dropna(subset=[args.quality])
     if len(known):
         metrics[f"{metric_key(args.quality)}_best"] = logged_value(float(known[args.quality].max()))
-    folder = write_report("pareto", args.experiment, {"pareto": frame}, {"pareto": figure},
-                          {"loclab.quality": args.quality, "loclab.cost": args.cost, "loclab.manifest_blake3": manifest,
-                           "loclab.reduction": reduction}, args.out, reported=[a.run_id for a in arms],
+    folder = write_report(ReportKind.PARETO, args.experiment, {"pareto": frame}, {"pareto": figure},
+                          {Tag.QUALITY: args.quality, Tag.COST: args.cost, Tag.MANIFEST_HASH: manifest,
+                           Tag.REDUCTION: reduction}, args.out, reported=[a.run_id for a in arms],
                           metrics=metrics, title=f"{args.quality} vs {args.cost}, {len(front)} of {len(frame)} on the front")
     print(f"report: {folder}")
     return 0

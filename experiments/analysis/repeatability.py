@@ -22,6 +22,7 @@ import pandas as pd
 from experiments.analysis.runs import AnalysisError, analysis_parser, find_runs, load_arm, open_store, print_table, write_report
 from experiments.analysis.compare import COST, QUALITY
 from experiments.tracking.metric_keys import logged_value, metric_key
+from experiments.tracking.vocabulary import ReportKind, Tag
 from metrics.comparator import what_was_found
 
 _DETERMINISTIC_BACKENDS = ("lexical-", "embedding:", "none")
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     summary = summarize(arm.per_task)
     per_task = agreement(arm.per_task)
-    identity = arm.tags.get("loclab.system_one_identity", "")
+    identity = arm.tags.get(Tag.SYSTEM_ONE_IDENTITY, "")
     # sampled decisions (`sampling.seed`) vary across repeats by design, whatever the backend
     deterministic = identity.startswith(_DETERMINISTIC_BACKENDS) and "|sampled(" not in identity
     all_identical = bool(per_task["identical"].all())
@@ -115,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
              " — decisions are sampled (sampling.seed), so repeats may differ" if "|sampled(" in identity else ""))
     if deterministic and not all_identical:
         print("VIOLATION: a deterministic configuration produced different results across repeats")
-    folder = write_report("repeatability", args.experiment, {"summary": summary, "per_task": per_task}, {},
-                          {"loclab.arm": arm.run_id, "loclab.deterministic_violation": str(deterministic and not all_identical).lower()},
+    folder = write_report(ReportKind.REPEATABILITY, args.experiment, {"summary": summary, "per_task": per_task}, {},
+                          {Tag.ARM: arm.run_id, Tag.DETERMINISTIC_VIOLATION: str(deterministic and not all_identical).lower()},
                           args.out, reported=[arm.run_id], metrics=spread_metrics(arm.per_task, QUALITY),
                           title=f"{arm.label} ({summary.repeats.max()} repeats)")
     print(f"report: {folder}")

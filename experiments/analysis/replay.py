@@ -35,6 +35,7 @@ from experiments.job.paths import register_resolvers
 from experiments.job.pipeline import RESULT_FILE, Job
 from experiments.job.production import job_code
 from experiments.job.record import DECISIONS_ARTIFACT, RecordError, open_record
+from experiments.tracking.vocabulary import Tag
 from locator.system_one.snapshot import SnapshotBackend, SnapshotError
 from metrics.comparator import what_was_found
 
@@ -68,7 +69,7 @@ def _replay(args: argparse.Namespace, work: Path) -> int:
     client = open_store(args)
     record = open_record(client, find_runs(client, args.experiment, args.run)[0], work)
     tags, run_id, run = record.tags, record.run_id, record.run
-    recorded_code = tags.get("loclab.code_identity")
+    recorded_code = tags.get(Tag.CODE_IDENTITY)
     # the code the recorded job would run on this checkout
     recorded_cfg = record.config([])
     uses_system_one = getattr(instantiate(recorded_cfg.locator), "uses_system_one", True)
@@ -86,14 +87,14 @@ def _replay(args: argparse.Namespace, work: Path) -> int:
     if cfg.get("system_one"):
         cfg.system_one.cache.enabled = False  # answers come from the snapshot only
     manifest = record.manifest(cfg)
-    snapshot = SnapshotBackend.from_file(str(record.decisions_file()), tags.get("loclab.system_one_identity", "none"))
+    snapshot = SnapshotBackend.from_file(str(record.decisions_file()), tags.get(Tag.SYSTEM_ONE_IDENTITY, "none"))
     decisions = snapshot.decisions
     recorded_dir = record.results_dir()
-    identity = tags.get("loclab.system_one_identity", "none")
+    identity = tags.get(Tag.SYSTEM_ONE_IDENTITY, "none")
     strangers = sorted({d.backend for d in decisions.values()} - {identity})
     if strangers:
         raise SnapshotError(f"{DECISIONS_ARTIFACT}: decisions of backend {strangers[0]!r}, the run used {identity!r}")
-    job = Job(cfg, manifest, tags["loclab.locator"], backend=snapshot)
+    job = Job(cfg, manifest, tags[Tag.LOCATOR], backend=snapshot)
     rows = manifest.select(cfg.tasks or None, cfg.limit, cfg.split)
     print(f"replaying run {run_id} ({run.info.run_name}): {len(rows)} tasks x {cfg.repeats} repeats, "
           f"{len(decisions)} recorded decisions, into "
@@ -103,7 +104,7 @@ def _replay(args: argparse.Namespace, work: Path) -> int:
     # a changed build or config changes the results address by design: reported once, not per task
     keep = {"keep_code": not code_change, "keep_address": not (code_change or args.overrides)}
     if not keep["keep_address"]:
-        print(f"results address: recorded {tags.get('loclab.run_key')} → replayed {job.run_key}")
+        print(f"results address: recorded {tags.get(Tag.RUN_KEY)} → replayed {job.run_key}")
     identical = total = 0
     for row in rows:
         for repeat in range(cfg.repeats):

@@ -28,6 +28,7 @@ from rich.table import Table
 from experiments.job.config import compose_config
 from experiments.tracking.store import sqlite_uri, tracking_uri
 from experiments.tracking.links import run_page
+from experiments.tracking.vocabulary import MlflowTag, ReportKind, RunKind, Tag, tag_is
 from metrics.aggregate import REPEAT_REDUCTION, per_task_values
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -50,12 +51,12 @@ class Arm:
 
     @property
     def manifest_hash(self) -> str | None:
-        return self.tags.get("loclab.manifest_blake3")
+        return self.tags.get(Tag.MANIFEST_HASH)
 
 
 def analysis_parser(module: str, doc: str) -> argparse.ArgumentParser:
     """The options every analysis command shares: where the runs are and where the report goes."""
-    parser = argparse.ArgumentParser(prog=f"python -m experiments.{module}", description=doc.split("\n")[0])
+    parser = argparse.ArgumentParser(prog=f"python -m experiments.analysis.{module}", description=doc.split("\n")[0])
     parser.add_argument("--dataset", help="dataset whose experiment holds the runs (default: the runner's default)")
     parser.add_argument("--experiment", help="MLflow experiment of the runs (default: loclab-<dataset>, as the runner)")
     parser.add_argument("--db", help="MLflow SQLite file (default: as the runner: MLFLOW_TRACKING_URI, "
@@ -92,7 +93,7 @@ def experiment_id(client: MlflowClient, name: str) -> str:
     return experiment.experiment_id
 
 
-def find_runs(client: MlflowClient, experiment: str, selector: str, kind: str = "job") -> list[Run]:
+def find_runs(client: MlflowClient, experiment: str, selector: str, kind: RunKind = RunKind.JOB) -> list[Run]:
     """A run id, a short id (its first 6+ characters), a run name, or an MLflow filter string
     (`filter:params.x = '1'`); finished runs of `kind` (job, or sweep for a sweep's parent) only."""
     exp_id = experiment_id(client, experiment)
@@ -101,7 +102,7 @@ def find_runs(client: MlflowClient, experiment: str, selector: str, kind: str = 
             return [client.get_run(selector)]
         except mlflow.exceptions.MlflowException:
             raise AnalysisError(f"no run with id {selector} in {experiment!r}'s store") from None
-    of_kind = f"tags.`loclab.kind` = '{kind}' and attributes.status = 'FINISHED'"
+    of_kind = f"{tag_is(Tag.KIND, kind)} and attributes.status = 'FINISHED'"
     if _SHORT_ID.match(selector):
         prefixed = [r for r in client.search_runs([exp_id], filter_string=of_kind, max_results=50000)
                     if r.info.run_id.startswith(selector)]
@@ -130,7 +131,7 @@ def latest_per_setting(runs):
     """One run per (results content address, task selection): reruns and re-scorings collapse."""
     seen, kept = set(), []
     for run in sorted(runs, key=lambda r: -r.info.start_time):
-        key = (run.data.tags.get("loclab.run_key"), run.data.params.get("split"), run.data.params.get("limit"),
+        key = (run.data.tags.get(Tag.RUN_KEY), run.data.params.get("split"), run.data.params.get("limit"),
                run.data.params.get("tasks"))
         if key not in seen:
             seen.add(key)
@@ -141,7 +142,7 @@ def latest_per_setting(runs):
 def children(client: MlflowClient, parent_run_id: str) -> list[Run]:
     parent = client.get_run(parent_run_id)
     return client.search_runs([parent.info.experiment_id],
-                              filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}' and tags.`loclab.kind` = 'job'",
+                              filter_string=f"{tag_is(MlflowTag.PARENT_RUN_ID, parent_run_id)} and {tag_is(Tag.KIND, RunKind.JOB)}",
                               max_results=5000)
 
 
@@ -279,17 +280,17 @@ def report_links(client: MlflowClient, reported: list[str]) -> dict[str, str]:
     """A report run's links to the runs it reports on: their ids (`loclab.reported_runs`), their
     sweep when they share one (`loclab.reported_sweep`), and a description linking each."""
     runs = [client.get_run(run_id) for run_id in reported]
-    parents = {r.data.tags.get("mlflow.parentRunId") for r in runs}
+    parents = {r.data.tags.get(MlflowTag.PARENT_RUN_ID) for r in runs}
     links = ", ".join(f"[{r.info.run_name or r.info.run_id}]({run_page(r.info.experiment_id, r.info.run_id)})"
                       for r in runs)
-    tags = {"loclab.reported_runs": ",".join(reported)[:4000],
-            "mlflow.note.content": f"Reports on {len(runs)} run(s): {links}."}
+    tags = {Tag.REPORTED_RUNS: ",".join(reported)[:4000],
+            MlflowTag.DESCRIPTION: f"Reports on {len(runs)} run(s): {links}."}
     if len(parents) == 1 and None not in parents:
-        tags["loclab.reported_sweep"] = parents.pop()
+        tags[Tag.REPORTED_SWEEP] = parents.pop()
     return tags
 
 
-def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], figures: dict[str, Any],
+def write_report(kind: ReportKind, experiment: str, tables: dict[str, pd.DataFrame], figures: dict[str, Any],
                  tags: dict[str, str], out_dir: str | Path | None, params: dict[str, Any] | None = None,
                  reported: list[str] | None = None, metrics: dict[str, float] | None = None,
                  title: str | None = None) -> Path:
@@ -310,7 +311,7 @@ def write_report(kind: str, experiment: str, tables: dict[str, pd.DataFrame], fi
     links = report_links(client, reported) if reported else {}
     name = f"{kind} · {title}"[:250] if title else f"{kind} report"
     with mlflow.start_run(experiment_id=_reports_experiment_id(client, experiment), run_name=name,
-                          tags={"loclab.kind": "report", "loclab.report": kind, "loclab.reported_experiment": experiment,
+                          tags={Tag.KIND: RunKind.REPORT, Tag.REPORT: kind, Tag.REPORTED_EXPERIMENT: experiment,
                                 **links, **tags}) as run:
         if params:
             mlflow.log_params(params)

@@ -39,14 +39,11 @@ from experiments.analysis.runs import AnalysisError, load_arm, task_values  # no
 from experiments.job.config import compose_config  # noqa: E402
 from experiments.tracking.metric_keys import logged_value, metric_key  # noqa: E402
 from experiments.job.paths import PROJECT_ROOT  # noqa: E402
-from experiments.tracking.sweep_summary import SWEEP_JOB_TAG  # noqa: E402
 from experiments.tracking.store import PARENT_RUN_ENV, SWEPT_ENV, ensure_experiment, short_overrides, tracking_uri  # noqa: E402
+from experiments.tracking.vocabulary import MlflowTag, RunKind, Tag, tag_is
 from locator.hashing import blake3_hex, canonical_json  # noqa: E402
 from metrics.pareto import best_within_budget, pareto_front  # noqa: E402
 
-SEARCH_KIND = "search"  # the parent's loclab.kind; its trials are jobs
-SEARCH_KEY_TAG = "loclab.search_key"
-TRIAL_TAG = "loclab.search_trial"  # a job's trial number in its search
 TRIALS_ARTIFACT = "search_trials.json"
 IMPORTANCE_ARTIFACT = "search_importances.png"
 _REUSED = re.compile(r"already finished in this sweep \(run ([0-9a-f]{32})\)")
@@ -158,8 +155,8 @@ def run_trial(client: MlflowClient, experiment_id: str, spec: SearchSpec, values
     said = (proc.stderr if proc.returncode else proc.stdout).strip()[-800:]
     if reused := _REUSED.search(proc.stdout):  # a resumed search's trial whose job had finished
         return reused.group(1), said
-    found = client.search_runs([experiment_id], f"tags.`mlflow.parentRunId` = '{parent_id}' and "
-                                                f"tags.`{SWEEP_JOB_TAG}` = '{number}'", order_by=["attributes.start_time DESC"])
+    found = client.search_runs([experiment_id], f"{tag_is(MlflowTag.PARENT_RUN_ID, parent_id)} and "
+                                                f"{tag_is(Tag.SWEEP_JOB, str(number))}", order_by=["attributes.start_time DESC"])
     return (found[0].info.run_id if found else None), said
 
 
@@ -182,13 +179,13 @@ def measure(client: MlflowClient, run: Run, spec: SearchSpec) -> dict[str, float
 
 def _parent(client: MlflowClient, experiment_id: str, spec: SearchSpec, key: str, name: str) -> str:
     """The search's parent run: the one this key left unfinished (a resumed search), else a new one."""
-    found = client.search_runs([experiment_id], f"tags.`{SEARCH_KEY_TAG}` = '{key}'", order_by=["attributes.start_time DESC"])
+    found = client.search_runs([experiment_id], tag_is(Tag.SEARCH_KEY, key), order_by=["attributes.start_time DESC"])
     if found and found[0].info.status != "FINISHED":
         client.update_run(found[0].info.run_id, status="RUNNING")
-        client.set_tag(found[0].info.run_id, "loclab.pid", str(os.getpid()))
+        client.set_tag(found[0].info.run_id, Tag.PID, str(os.getpid()))
         return found[0].info.run_id
-    tags = {"loclab.kind": SEARCH_KIND, SEARCH_KEY_TAG: key, "loclab.host": socket.gethostname(), "loclab.pid": str(os.getpid()),
-            "loclab.sampler": spec.sampler.value, "loclab.seed": str(spec.seed)}
+    tags = {Tag.KIND: RunKind.SEARCH, Tag.SEARCH_KEY: key, Tag.HOST: socket.gethostname(), Tag.PID: str(os.getpid()),
+            Tag.SAMPLER: spec.sampler.value, Tag.SEED: str(spec.seed)}
     run_id = client.create_run(experiment_id, run_name=name + (f" #{len(found) + 1}" if found else ""), tags=tags).info.run_id
     # its trial count is a metric (`8 sweep/trials`): a resumed search may be asked for more
     for param, value in {"search.sampler": spec.sampler.value, "search.seed": spec.seed,
@@ -253,8 +250,8 @@ def search(name: str, overrides: list[str], trials: int | None = None, db: str |
                     raise SearchError(f"{failures} trials failed in a row, the last: {last}")
                 continue
             failures = 0
-            if TRIAL_TAG not in run.data.tags:  # a trial asked again with values an earlier one ran keeps that run's number
-                client.set_tag(run_id, TRIAL_TAG, str(trial.number))
+            if Tag.SEARCH_TRIAL not in run.data.tags:  # a trial asked again with values an earlier one ran keeps that run's number
+                client.set_tag(run_id, Tag.SEARCH_TRIAL, str(trial.number))
             measured = measure(client, run, spec)
             for k, v in measured.items():
                 trial.set_user_attr(k, v)
@@ -359,7 +356,7 @@ def record_search(client: MlflowClient, parent_id: str, study, spec: SearchSpec,
     best = (f"Recommended by {rule}: trial {chosen.index[0]} (run {chosen.iloc[0]['run_id']}); on {spec.report_split} "
             f"{spec.quality} {chosen.iloc[0][f'{spec.quality}[{spec.report_split}]']:.3f}, {spec.cost} "
             f"{chosen.iloc[0][f'{spec.cost}[{spec.report_split}]']:.0f}." if len(chosen) else f"No trial meets {rule}.")
-    client.set_tag(parent_id, "mlflow.note.content", "\n".join([
+    client.set_tag(parent_id, MlflowTag.DESCRIPTION, "\n".join([
         f"**Optuna search `{name}`**: {len(frame)} trials, sampler {spec.sampler.value} (seed {spec.seed}), objectives "
         f"max {spec.quality} and min {spec.cost} on {spec.choose_split}; {len(front)} on the Pareto front. {best}",
         "", *lines, "", f"The trials: `{TRIALS_ARTIFACT}`; what moved each objective: `{IMPORTANCE_ARTIFACT}`."]))

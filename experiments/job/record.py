@@ -16,6 +16,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from dataset.manifest import Manifest
 from experiments.job.production import RESULT_FILE
+from experiments.tracking.vocabulary import RunKind, Tag
 from locator.result import LocalizationResult
 
 # What a job run records as artifacts (experiments.run writes them, this module reads them back)
@@ -102,13 +103,13 @@ class RunRecord:
     def manifest(self, cfg: DictConfig) -> Manifest:
         """The run's task set, refused when its content is no longer what the run localized."""
         manifest = instantiate(cfg.dataset.loader)
-        if manifest.content_hash != self.tags.get("loclab.manifest_blake3"):
+        if manifest.content_hash != self.tags.get(Tag.MANIFEST_HASH):
             raise RecordError(f"the task set at {manifest.source} has hash {manifest.content_hash[:12]}, the run's was "
-                              f"{str(self.tags.get('loclab.manifest_blake3'))[:12]}")
+                              f"{str(self.tags.get(Tag.MANIFEST_HASH))[:12]}")
         return manifest
 
 
 def open_record(client: MlflowClient, run: Run, work: Path) -> RunRecord:
-    if run.data.tags.get("loclab.kind") != "job":
-        raise RecordError(f"run {run.info.run_id} is not a job run (loclab.kind={run.data.tags.get('loclab.kind')!r})")
+    if run.data.tags.get(Tag.KIND) != RunKind.JOB:
+        raise RecordError(f"run {run.info.run_id} is not a job run (loclab.kind={run.data.tags.get(Tag.KIND)!r})")
     return RunRecord(run, client, work)

@@ -30,7 +30,7 @@ from omegaconf import DictConfig
 from tqdm import tqdm
 
 from experiments.job.gc_tuning import tune_gc
-from experiments.tracking.metric_keys import CI_TAG, ci_tag, language_metric_key, logged_value, metric_key
+from experiments.tracking.metric_keys import ci_tag, language_metric_key, logged_value, metric_key
 from experiments.tracking.traces import flush_traces, log_task_trace
 from experiments.job.paths import PROJECT_ROOT, git_revision, register_resolvers
 from experiments.job.pipeline import RESULT_FILE, TRACE_FILE, HarnessStage, Job, TaskOutcome
@@ -38,14 +38,15 @@ from experiments.job.production import spawn_worker
 from experiments.job.record import DECISIONS_ARTIFACT, HYDRA_ARTIFACTS, RESULTS_ARTIFACT
 from experiments.job.report import (HEADLINE_COST, HEADLINE_QUALITY, SUMMARY_METRICS, by_language, headline_figure,
                                 job_description, per_task_frame, print_summary)
-from experiments.tracking.sweep_summary import BEST_BY, SPLITS_TAG, SWEEP_JOB_TAG
+from experiments.tracking.sweep_summary import BEST_BY
 from experiments.job.sweep_worker import end_with_the_sweep, mark_killed, on_stop_signals, working_for
 from experiments.job.telemetry import file_telemetry, job_telemetry
 from experiments.tracking.links import run_page
 from experiments.tracking.store import (
-    PARENT_RUN_ENV, PARENT_TAG, SWEPT_ENV, TrackingUnreachableError, close_stale_runs, ensure_experiment, finished_job, flatten,
+    PARENT_RUN_ENV, SWEPT_ENV, TrackingUnreachableError, close_stale_runs, ensure_experiment, finished_job, flatten,
     job_run_name, swept_params, tracking_uri, ui_address, ui_command, unreachable,
 )
+from experiments.tracking.vocabulary import MlflowTag, RunKind, Tag
 from dataset.manifest import ManifestError
 from locator.hashing import blake3_hex, canonical_json
 from locator.extras import MissingExtraError
@@ -115,11 +116,11 @@ def _log_input(dataset) -> None:
 def _log_task(outcome, stage: Stage) -> None:
     status = "FINISHED" if outcome.status == "ok" else "FAILED"
     with mlflow.start_run(run_name=f"{outcome.task_id}/r{outcome.repeat}", nested=True,
-                          tags={"loclab.kind": "task", "loclab.task_id": outcome.task_id, "loclab.stage": stage.value}):
+                          tags={Tag.KIND: RunKind.TASK, Tag.TASK_ID: outcome.task_id, Tag.STAGE: stage.value}):
         mlflow.log_param("repeat", outcome.repeat)
-        mlflow.set_tag("loclab.reused_result", str(outcome.reused).lower())
+        mlflow.set_tag(Tag.REUSED_RESULT, str(outcome.reused).lower())
         if outcome.error:
-            mlflow.set_tag("loclab.error", outcome.error[:4000])
+            mlflow.set_tag(Tag.ERROR, outcome.error[:4000])
         _log_metrics(outcome.scores)
         mlflow.end_run(status=status)
 
@@ -223,21 +224,21 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
                 print(f"already finished in this sweep (run {done}): not run again")
                 job.close()
                 return
-    tags = {"loclab.kind": "job", "loclab.stage": stage.value, "loclab.locator": locator_name,
-            "loclab.producer": redact(str(cfg.locator.get("system") or "loclab")),
-            "loclab.dataset": cfg.dataset.name, "loclab.git_revision": git_revision(),
-            "loclab.repeat_reduction": REPEAT_REDUCTION, "loclab.ci_method": CI_METHOD,
-            "loclab.host": socket.gethostname(), "loclab.pid": str(os.getpid())}
+    tags = {Tag.KIND: RunKind.JOB, Tag.STAGE: stage.value, Tag.LOCATOR: locator_name,
+            Tag.PRODUCER: redact(str(cfg.locator.get("system") or "loclab")),
+            Tag.DATASET: cfg.dataset.name, Tag.GIT_REVISION: git_revision(),
+            Tag.REPEAT_REDUCTION: REPEAT_REDUCTION, Tag.CI_METHOD: CI_METHOD,
+            Tag.HOST: socket.gethostname(), Tag.PID: str(os.getpid())}
     overrides = list(HydraConfig.get().overrides.task)
-    tags["loclab.overrides"] = redact(" ".join(overrides))[:4000]
+    tags[Tag.OVERRIDES] = redact(" ".join(overrides))[:4000]
     if job is not None:
-        tags |= {"loclab.code_identity": job.code.digest, "loclab.code_dirty": str(job.code.dirty).lower(),
-                 "loclab.dependencies": job.code.versions()[:4000], "loclab.python": job.code.python}
+        tags |= {Tag.CODE_IDENTITY: job.code.digest, Tag.CODE_DIRTY: str(job.code.dirty).lower(),
+                 Tag.DEPENDENCIES: job.code.versions()[:4000], Tag.PYTHON: job.code.python}
     if job_key is not None:
-        tags["loclab.job_key"] = job_key
+        tags[Tag.JOB_KEY] = job_key
     if parent:
-        tags[PARENT_TAG] = parent
-        tags[SWEEP_JOB_TAG] = str(HydraConfig.get().job.num)  # launch order: job 0 is every param's first value
+        tags[MlflowTag.PARENT_RUN_ID] = parent
+        tags[Tag.SWEEP_JOB] = str(HydraConfig.get().job.num)  # launch order: job 0 is every param's first value
     swept = tuple(k for k in os.environ.get(SWEPT_ENV, "").split(",") if k) if parent else ()
     run_name = redact(job_run_name(locator_name, cfg.dataset.name, overrides, swept))[:250]
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=tags) as active:
@@ -252,7 +253,7 @@ def run_job(cfg: DictConfig, stage: Stage) -> None:
             finally:
                 job.close()
         except BaseException as exc:
-            mlflow.set_tag("loclab.error", redact(f"{type(exc).__name__}: {exc}")[:4000])
+            mlflow.set_tag(Tag.ERROR, redact(f"{type(exc).__name__}: {exc}")[:4000])
             mlflow.log_text(redact(traceback.format_exc()), "error.txt")
             if isinstance(exc, (SystemExit, KeyboardInterrupt)):
                 mlflow.end_run(status="KILLED")  # stopped from outside: a rerun resumes it
@@ -289,13 +290,13 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     the process's CPU time over the job (`job_cpu_s`, every thread's, an embedded model's included):
     a job paused (SIGSTOP, a busy shared machine) gains wall time, not CPU time."""
     collections_before = _gc_collections()
-    mlflow.set_tags({"loclab.manifest_blake3": manifest.content_hash, "loclab.run_key": job.run_key,
-                     "loclab.decided_by": decided_by(job) or "no model (the locator asks no System One)",
-                     "loclab.manifest_source": redact(str(manifest.source)),
-                     "loclab.system_one_identity": redact(job.system_one_identity),
-                     "loclab.results_dir": str(job.results_dir)})
+    mlflow.set_tags({Tag.MANIFEST_HASH: manifest.content_hash, Tag.RUN_KEY: job.run_key,
+                     Tag.DECIDED_BY: decided_by(job) or "no model (the locator asks no System One)",
+                     Tag.MANIFEST_SOURCE: redact(str(manifest.source)),
+                     Tag.SYSTEM_ONE_IDENTITY: redact(job.system_one_identity),
+                     Tag.RESULTS_DIR: str(job.results_dir)})
     if job.reviewer is not None:
-        mlflow.set_tag("loclab.reviewer", redact(job.reviewer.identity))
+        mlflow.set_tag(Tag.REVIEWER, redact(job.reviewer.identity))
     with warnings.catch_warnings():
         # MLflow registers two equivalent local-file source types and warns that it picked one.
         warnings.filterwarnings("ignore", message="The specified dataset source can be interpreted")
@@ -309,8 +310,8 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     tracing = threading.Lock()
     # a trace says which job and setting it came from: the Traces tab lists traces of every job together
     active = mlflow.active_run()
-    trace_metadata = {"loclab.job_run": active.info.run_id, "loclab.locator": locator_name,
-                      "loclab.overrides": redact(" ".join(HydraConfig.get().overrides.task))}
+    trace_metadata = {Tag.JOB_RUN: active.info.run_id, Tag.LOCATOR: locator_name,
+                      Tag.OVERRIDES: redact(" ".join(HydraConfig.get().overrides.task))}
 
     def trace(outcome: TaskOutcome) -> TaskOutcome:
         # as each task ends, so a job with tasks in flight logs its traces while others wait on System One
@@ -340,9 +341,9 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
     counts = {"total": len(frame), "ok": len(ok), "failed": int((frame.status == "failed").sum()),
               "reused": int(frame.reused.sum())}
     # the splits the tasks are in (dev, test): a sweep prints `calibrate`, which chooses on one and reports on another, only with them
-    mlflow.set_tag(SPLITS_TAG, ",".join(sorted({str(s) for s in frame.split.dropna() if str(s)})))
+    mlflow.set_tag(Tag.SPLITS, ",".join(sorted({str(s) for s in frame.split.dropna() if str(s)})))
     produced = sorted(set(ok.produced_at.dropna()))
-    mlflow.set_tag("loclab.results_produced_at", ",".join(produced)[:4000])
+    mlflow.set_tag(Tag.RESULTS_PRODUCED_AT, ",".join(produced)[:4000])
     _log_record(outcomes, job)
     mlflow.log_table(frame, "per_task.json")
     mlflow.log_text(frame.to_csv(index=False), "per_task.csv")
@@ -359,14 +360,14 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
             from experiments.analysis.repeatability import spread_metrics
 
             mlflow.log_metrics(spread_metrics(frame, HEADLINE_QUALITY))
-        mlflow.set_tag(CI_TAG, ci_tag({name: (float(row.ci95_low), float(row.ci95_high), int(row.clusters)) for name, row in summary.iterrows()
+        mlflow.set_tag(Tag.CI95, ci_tag({name: (float(row.ci95_low), float(row.ci95_high), int(row.clusters)) for name, row in summary.iterrows()
                                        if name in SUMMARY_METRICS and _number(row.ci95_low) and _number(row.ci95_high)}))
         decider = decided_by(job)
         title = f"{locator_name} on {cfg.dataset.name} ({manifest.content_hash[:12]})" + (f" — {decider}" if decider else "")
         print_summary(title, summary, counts)
         figure = headline_figure(title, summary)
         mlflow.log_figure(figure, "headline_metrics.png")
-        mlflow.set_tag("mlflow.note.content", redact(job_description(
+        mlflow.set_tag(MlflowTag.DESCRIPTION, redact(job_description(
             f"{locator_name} on {cfg.dataset.name}, {stage.value} (manifest {manifest.content_hash[:12]})"
             + (f"; {decider}" if decider else ""), summary,
             counts, [o for o in HydraConfig.get().overrides.task if not o.startswith("hydra.")],
@@ -396,7 +397,7 @@ def _run(cfg: DictConfig, job: Job, manifest, rows, locator_name: str, stage: St
         print(f"MLflow UI: {ui_command(cfg.tracking)}")
         print(f"this job:  {ui_address(cfg.tracking)}/{run_page(run.experiment_id, run.run_id)}")
     if counts["failed"]:
-        mlflow.set_tag("loclab.tasks_failed", str(counts["failed"]))
+        mlflow.set_tag(Tag.TASKS_FAILED, str(counts["failed"]))
         if not len(ok):
             raise TasksFailedError(f"every task failed ({len(frame)}); see the per-task errors above")
         if not cfg.allow_failed_tasks:

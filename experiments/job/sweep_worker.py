@@ -12,10 +12,10 @@ from collections.abc import Callable
 from types import FrameType
 
 from mlflow.tracking import MlflowClient
+from experiments.tracking.vocabulary import MlflowTag, Tag, tag_is
 
 SWEEP_PID_ENV = "LOCLAB_SWEEP_MAIN_PID"
 POLL_S = 1.0
-PARENT_TAG = "mlflow.parentRunId"  # MLflow's own tag for a nested run
 # the signals a job or a sweep is stopped with from outside, each closing its runs KILLED: `kill`,
 # `timeout` and schedulers send SIGTERM; a closed terminal or a dropped ssh session, SIGHUP
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -80,8 +80,8 @@ def mark_killed(client: MlflowClient, run_id: str, reason: str) -> None:
     """A job run, and its task runs still RUNNING, ended KILLED with the reason in `loclab.error`: the
     one way a run whose process is gone is closed (by this watcher, or by the next job on the host)."""
     experiment = client.get_run(run_id).info.experiment_id
-    for task in client.search_runs([experiment], f"tags.`{PARENT_TAG}` = '{run_id}' and attributes.status = 'RUNNING'",
+    for task in client.search_runs([experiment], f"{tag_is(MlflowTag.PARENT_RUN_ID, run_id)} and attributes.status = 'RUNNING'",
                                    max_results=5000):
         client.set_terminated(task.info.run_id, status="KILLED")
-    client.set_tag(run_id, "loclab.error", reason)
+    client.set_tag(run_id, Tag.ERROR, reason)
     client.set_terminated(run_id, status="KILLED")

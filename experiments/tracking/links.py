@@ -17,9 +17,8 @@ WORKFLOW_STORAGE_KEY = "mlflow.workflowType_v1"  # where the UI keeps a browser'
 UI_APP = "loclab"
 # MLflow's saved views: the experiment tag `mlflow.sharedViewState.K` holds a view (search, sort, columns,
 # which runs the charts plot) that the runs page's "Views" menu lists by name and `?viewStateShareKey=K`
-# opens; loclab writes one per sweep, keyed by the parent's run id, and one per experiment
-SHARED_VIEW_PREFIX = "mlflow.sharedViewState."
-EXPERIMENT_VIEW_KEY = "loclab"  # the experiment's own view: every sweep's best job first (sweep_record.experiment_view)  # `mlflow ui --app-name loclab`: the entry point of experiments.tracking.ui
+# opens (vocabulary.SHARED_VIEW_PREFIX); loclab writes one per sweep, keyed by the parent's run id, and one per experiment
+EXPERIMENT_VIEW_KEY = "loclab"  # the experiment's own view: every sweep's best job first (sweep_record.experiment_view)
 
 
 def runs_view(experiment_id: str, **query: str) -> str:

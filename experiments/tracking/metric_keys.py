@@ -8,36 +8,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from enum import StrEnum
 
+from experiments.tracking.vocabulary import Section, Tag
 from metrics.definitions import METRICS
 
 ROUND_TO = 4  # decimal places of a logged mean: what the runs table shows; the artifacts keep every digit
 
 
-class Section(StrEnum):
-    """The chart view's sections, named so they sort in the order a reader wants them: MLflow sorts
-    section names (the key's part before `/`) by code point, which put `cost` before `quality`."""
-
-    QUALITY = "1 quality"
-    REFERENCE = "1 reference"  # a compare --reference report: each arm against a reference localization (seed 000)
-    SWE_EXPLORE = "1 swe_explore"  # SWE-Explore's line-budget family under its own names, beside loclab's quality
-    COST = "2 cost"
-    READING = "3 reading"
-    FUNNEL = "4 funnel"
-    PACK = "4 pack"  # the pack's claims about itself: after quality, not among it (they are 0 on most jobs)
-    REVIEW = "5 review"
-    REPEATS = "6 repeats"  # a job with repeats > 1: each headline metric's spread over repeats, and agreement
-    TASKS = "6 tasks"
-    HARNESS = "7 harness"
-    SWEEP = "8 sweep"  # a sweep's parent: its job counts and its best job's headline metrics
-    LANGUAGE = "9 language"  # a job's headline metrics over the tasks of each language its tasks are in
-
-
 _GROUPS = {section.value.split(" ", 1)[1]: section for section in Section}
 
-# a sweep job's swept values, params of their own that sort before every other (experiments.tracking.store.swept_params)
-SWEPT_PARAM_GROUP = "0 swept"
 
 
 def metric_key(name: str) -> str:
@@ -80,7 +59,6 @@ def logged_value(value: float) -> float:
     return round(value, digits)
 
 
-CI_TAG = "loclab.ci95"  # a job's 95 % CI bounds, {metric: [low, high, clusters]}: a tag, so the chart view opens on means
 
 
 def ci_tag(bounds: dict[str, tuple[float, float, int]]) -> str:
@@ -92,11 +70,11 @@ def ci_tag(bounds: dict[str, tuple[float, float, int]]) -> str:
 
 def ci_bounds(tags: dict[str, str], name: str) -> tuple[float, float] | None:
     """A metric's CI bounds from a job's tags, or None."""
-    bounds = json.loads(tags.get(CI_TAG, "{}")).get(name)
+    bounds = json.loads(tags.get(Tag.CI95, "{}")).get(name)
     return (bounds[0], bounds[1]) if bounds else None
 
 
 def ci_clusters(tags: dict[str, str], name: str) -> int | None:
     """The number of repositories a metric's CI resampled (None for a tag written before it was kept)."""
-    bounds = json.loads(tags.get(CI_TAG, "{}")).get(name)
+    bounds = json.loads(tags.get(Tag.CI95, "{}")).get(name)
     return int(bounds[2]) if bounds and len(bounds) > 2 else None

@@ -22,19 +22,19 @@ from mlflow.entities import Run, RunStatus
 from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.tracking.metric_keys import SWEPT_PARAM_GROUP, metric_key
+from experiments.tracking.metric_keys import metric_key
 from experiments.tracking.links import UI_APP
-from experiments.job.sweep_worker import PARENT_TAG, mark_killed, mark_sweep_main, on_stop_signals
+from experiments.job.sweep_worker import mark_killed, mark_sweep_main, on_stop_signals
+from experiments.tracking.vocabulary import SWEPT_PARAM_GROUP, MlflowTag, RunKind, Tag, tag_is
 from locator.hashing import blake3_hex, canonical_json
 from locator.redact import redact, redact_logging, redact_std_streams, redact_value
 from locator.system_one.cache import DecisionCache
 
 PARENT_RUN_ENV = "LOCLAB_MLFLOW_PARENT_RUN_ID"
-RERUN_OF_TAG = "loclab.rerun_of"  # a sweep parent's latest ended parent with the same sweep key
 SWEPT_ENV = "LOCLAB_SWEPT_KEYS"  # the keys a sweep varies, for its jobs' names (comma-separated)
 # The UI opens an experiment with traces in its GenAI view, which hides the runs table; a loclab
 # experiment is a table of jobs and their metrics, so it is marked as model development.
-EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
+EXPERIMENT_KIND = "custom_model_development"  # the value of MlflowTag.EXPERIMENT_KIND
 
 
 def ui_command(tracking: DictConfig) -> str:
@@ -118,8 +118,8 @@ def _ensure_experiment(tracking: DictConfig, uri: str, local: bool) -> str:
     client = MlflowClient()
     existing = client.get_experiment_by_name(tracking.experiment)
     if existing is not None:
-        if existing.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
-            client.set_experiment_tag(existing.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+        if existing.tags.get(MlflowTag.EXPERIMENT_KIND) != EXPERIMENT_KIND:
+            client.set_experiment_tag(existing.experiment_id, MlflowTag.EXPERIMENT_KIND, EXPERIMENT_KIND)
         return existing.experiment_id
     artifacts = None
     if local:  # a server keeps artifacts in its own store
@@ -127,7 +127,7 @@ def _ensure_experiment(tracking: DictConfig, uri: str, local: bool) -> str:
         artifacts = Path(tracking.artifact_dir).resolve().as_uri()
     try:
         return client.create_experiment(tracking.experiment, artifact_location=artifacts,
-                                        tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+                                        tags={MlflowTag.EXPERIMENT_KIND: EXPERIMENT_KIND})
     except mlflow.exceptions.MlflowException:
         # Another process created it between our lookup and create.
         return client.get_experiment_by_name(tracking.experiment).experiment_id
@@ -216,10 +216,10 @@ def _several(value: str) -> bool:
 def _process_gone(run: Run) -> bool:
     """A RUNNING run whose process is known to be dead: same host, pid not alive."""
     tags = run.data.tags
-    if tags.get("loclab.host") != socket.gethostname() or not tags.get("loclab.pid", "").isdigit():
+    if tags.get(Tag.HOST) != socket.gethostname() or not tags.get(Tag.PID, "").isdigit():
         return False
     try:
-        os.kill(int(tags["loclab.pid"]), 0)
+        os.kill(int(tags[Tag.PID]), 0)
     except ProcessLookupError:
         return True
     except PermissionError:
@@ -237,7 +237,7 @@ def close_stale_runs(client: MlflowClient, experiment_id: str) -> list[str]:
     gone: what `kill -9`, or a tracking server stopped mid-job, leaves behind. Any job started on the
     host closes them, not only a rerun of the same job. Returns their ids."""
     killed = []
-    for run in _runs(client, experiment_id, "tags.`loclab.kind` = 'job' and attributes.status = 'RUNNING'"):
+    for run in _runs(client, experiment_id, f"{tag_is(Tag.KIND, RunKind.JOB)} and attributes.status = 'RUNNING'"):
         if not _process_gone(run):
             continue
         mark_killed(client, run.info.run_id, "process gone while RUNNING (killed); marked KILLED on rerun")
@@ -247,7 +247,7 @@ def close_stale_runs(client: MlflowClient, experiment_id: str) -> list[str]:
 
 def finished_job(client: MlflowClient, experiment_id: str, parent_run_id: str, job_key: str) -> str | None:
     """The FINISHED run of this job under this sweep parent, if a resumed sweep already ran it."""
-    done = _runs(client, experiment_id, f"tags.`{PARENT_TAG}` = '{parent_run_id}' and tags.`loclab.job_key` = '{job_key}' "
+    done = _runs(client, experiment_id, f"{tag_is(MlflowTag.PARENT_RUN_ID, parent_run_id)} and {tag_is(Tag.JOB_KEY, job_key)} "
                                         "and attributes.status = 'FINISHED'")
     return done[0].info.run_id if done else None
 
@@ -334,13 +334,13 @@ class SweepParentRun(Callback):
         choices = config.hydra.runtime.choices
         preset = choices.get("experiment") if choices.get("experiment") not in (None, "null") else None
         name = " ".join([preset or "sweep", *[o for o in overrides if not o.startswith(_WHERE)]])
-        tags = {"loclab.kind": "sweep", "loclab.sweep_dir": str(config.hydra.sweep.dir), "loclab.sweep_key": key,
-                "loclab.host": socket.gethostname(), "loclab.pid": str(os.getpid()),
-                "loclab.overrides": redact(" ".join(overrides))[:4000],
-                "loclab.swept": ",".join(swept_keys(overrides, params))[:4000]}
+        tags = {Tag.KIND: RunKind.SWEEP, Tag.SWEEP_DIR: str(config.hydra.sweep.dir), Tag.SWEEP_KEY: key,
+                Tag.HOST: socket.gethostname(), Tag.PID: str(os.getpid()),
+                Tag.OVERRIDES: redact(" ".join(overrides))[:4000],
+                Tag.SWEPT: ",".join(swept_keys(overrides, params))[:4000]}
         if preset:
-            tags["loclab.preset"] = preset
-        earlier = _runs(client, experiment_id, f"tags.`loclab.sweep_key` = '{key}'")  # latest first
+            tags[Tag.PRESET] = preset
+        earlier = _runs(client, experiment_id, tag_is(Tag.SWEEP_KEY, key))  # latest first
         stopped = [r for r in earlier if r.info.status == "KILLED" or (r.info.status == "RUNNING" and _process_gone(r))]
         if stopped:
             self.run_id = stopped[0].info.run_id
@@ -351,7 +351,7 @@ class SweepParentRun(Callback):
         else:
             if earlier:  # the same sweep, ended: a new measurement, named apart from the parents before it
                 name = f"{name} #{len(earlier) + 1}"
-                tags[RERUN_OF_TAG] = earlier[0].info.run_id
+                tags[Tag.RERUN_OF] = earlier[0].info.run_id
                 print(f"the same sweep ended before as run {earlier[0].info.run_id}: this is run #{len(earlier) + 1}, "
                       "a new parent (saved results of unchanged code are reused)")
             self.run_id = client.create_run(experiment_id, run_name=redact(name)[:250], tags=tags).info.run_id
@@ -379,15 +379,15 @@ class SweepParentRun(Callback):
             return
         client = MlflowClient()
         experiment_id = client.get_run(self.run_id).info.experiment_id
-        children = _runs(client, experiment_id, f"tags.`{PARENT_TAG}` = '{self.run_id}'")
+        children = _runs(client, experiment_id, tag_is(MlflowTag.PARENT_RUN_ID, self.run_id))
         latest: dict[str, Run] = {}  # a resumed sweep holds a job's killed run and its rerun: the latest counts
         for child in children:
-            latest.setdefault(child.data.tags.get("loclab.job_key", child.info.run_id), child)
+            latest.setdefault(child.data.tags.get(Tag.JOB_KEY, child.info.run_id), child)
         failed = [c for c in latest.values() if c.info.status != RunStatus.to_string(RunStatus.FINISHED)]
         client.log_metric(self.run_id, metric_key("sweep.jobs_total"), len(latest))
         client.log_metric(self.run_id, metric_key("sweep.jobs_failed"), len(failed))
         status = "KILLED" if self.stopped is not None else "FAILED" if aborted or failed or not latest else "FINISHED"
-        jobs = [c for c in latest.values() if c.data.tags.get("loclab.kind") == "job"]
+        jobs = [c for c in latest.values() if c.data.tags.get(Tag.KIND) == RunKind.JOB]
         params = [k for k in self.swept if all(k in j.data.params for j in jobs)]
         try:
             if jobs:  # the parent's page answers before the run says it ended

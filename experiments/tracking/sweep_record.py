@@ -2,7 +2,7 @@
 its page: the jobs side by side (an MLflow table artifact and the run's description), the swept
 parameters as params (each with the values the jobs took), the best job's headline metrics, and a
 quality-vs-cost figure of every job with its 95 % CIs; and a view of its jobs in the runs table,
-best first, with the headline columns (`SWEEP_VIEW_TAG`), which no other run pushes out of the charts."""
+best first, with the headline columns (`Tag.SWEEP_VIEW`), which no other run pushes out of the charts."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from experiments.tracking.metric_keys import ci_bounds, ci_clusters, metric_key
-from experiments.tracking.links import EXPERIMENT_VIEW_KEY, SHARED_VIEW_PREFIX, runs_view, saved_view
+from experiments.tracking.links import EXPERIMENT_VIEW_KEY, run_page, runs_view, saved_view
 from metrics.paired import compare_frames
 from metrics.pareto import pareto_front
 from metrics.statistics import holm, smallest_p
-from experiments.tracking.sweep_summary import (BEST_CHOSEN_ON_TAG, BEST_JOB_TAG, COLUMNS, PYTHON, SWEEP_JOB_TAG,
-                                       SWEEP_VIEW_TAG, BEST_BY, fmt_value, launch_order)
+from experiments.tracking.sweep_summary import (COLUMNS, PYTHON, BEST_BY, fmt_value, launch_order)
+from experiments.tracking.vocabulary import SHARED_VIEW_PREFIX, MlflowTag, RunKind, Tag, tag_is
 
 TABLE_ARTIFACT = "sweep_jobs.json"
 FIGURE_ARTIFACT = "sweep_quality_vs_cost.png"
@@ -37,20 +37,25 @@ def _value(run: Run, name: str, bound: str | None = None) -> float | None:
     return None if bounds is None else bounds[0 if bound == "low" else 1]
 
 
+# a config group's option, named by a tag of each job (the group has no param of its own)
+GROUP_TAGS = {"locator": Tag.LOCATOR, "dataset": Tag.DATASET}
+
+
 def _view_column(jobs: list[Run], key: str) -> str | None:
     """The jobs view's column for a swept key: its param, or for a config group (`locator=bm25,hybrid`:
     no param named `locator`) the tag that names the option each job ran (`loclab.locator`)."""
     if jobs and all(key in j.data.params for j in jobs):
         return f"params.`{key}`"
-    if jobs and all(f"loclab.{key}" in j.data.tags for j in jobs):
-        return f"tags.`loclab.{key}`"
+    tag = GROUP_TAGS.get(key)
+    if tag and jobs and all(tag in j.data.tags for j in jobs):
+        return f"tags.`{tag}`"
     return None
 
 
 def swept_value(job: Run, key: str) -> str | None:
     """The value a job took for a swept key, as its override said (a config group such as `locator`
     is no param), else its param."""
-    for override in job.data.tags.get("loclab.overrides", "").split():
+    for override in job.data.tags.get(Tag.OVERRIDES, "").split():
         name, _, value = override.partition("=")
         if name.lstrip("+~") == key:
             return value
@@ -129,7 +134,7 @@ def ranked(jobs: list[Run], best: Run | None) -> list[Run]:
 
     def order(job: Run) -> tuple:
         return (job.info.run_id != best_id, *(-(_value(job, m) if _value(job, m) is not None else float("-inf")) for m in BEST_BY),
-                int(job.data.tags.get(SWEEP_JOB_TAG, "0")))
+                int(job.data.tags.get(Tag.SWEEP_JOB, "0")))
 
     return sorted(jobs, key=order)
 
@@ -137,7 +142,6 @@ def ranked(jobs: list[Run], best: Run | None) -> list[Run]:
 # MLflow draws a run in the colour of its `mlflow.runColor` tag (else one derived from its id, which
 # gave the best and the runner-up one colour): the best job green, the runner-up blue, then colours
 # none of the first two reuse, in rank order (a sweep of more jobs than colours repeats them from the third on)
-RUN_COLOR_TAG = "mlflow.runColor"
 BEST_COLOURS = ("#2ca02c", "#1f77b4")
 OTHER_COLOURS = ("#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#d62728", "#aec7e8",
                  "#ffbb78", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5")
@@ -285,7 +289,7 @@ def sweep_view(parent_id: str, swept_columns: list[str]) -> dict:
     """The shared view of a sweep's jobs: only them (report runs and other sweeps out), best file Acc@5
     first, the swept params and headline metrics as columns, every job plotted (MLflow plots the first
     10 rows by default)."""
-    return {"searchFilter": f"tags.`mlflow.parentRunId` = '{parent_id}' and tags.`loclab.kind` = 'job'",
+    return {"searchFilter": f"{tag_is(MlflowTag.PARENT_RUN_ID, parent_id)} and {tag_is(Tag.KIND, RunKind.JOB)}",
             "orderByKey": f"metrics.`{metric_key(BEST_BY[0])}`", "orderByAsc": False, "runsHiddenMode": "SHOW_ALL",
             "selectedColumns": swept_columns + [f"metrics.`{metric_key(m)}`" for m in VIEW_COLUMNS]}
 
@@ -295,9 +299,9 @@ def experiment_view() -> dict:
     jobs only (no parents, so no sweep folds its jobs away, and no report run), every sweep's best
     first, then every runner-up, … (`8 sweep/rank`; MLflow puts runs without it, single jobs, after),
     so the chart view, which plots the first 10 rows, shows each sweep's best on the headline metric."""
-    return {"searchFilter": "tags.`loclab.kind` = 'job'", "orderByKey": f"metrics.`{metric_key(RANK_METRIC)}`",
+    return {"searchFilter": tag_is(Tag.KIND, RunKind.JOB), "orderByKey": f"metrics.`{metric_key(RANK_METRIC)}`",
             "orderByAsc": True, "runsHiddenMode": "FIRST_10_RUNS",
-            "selectedColumns": ["tags.`loclab.locator`"] + [f"metrics.`{metric_key(m)}`" for m in (RANK_METRIC, *VIEW_COLUMNS)]}
+            "selectedColumns": [f"tags.`{Tag.LOCATOR}`"] + [f"metrics.`{metric_key(m)}`" for m in (RANK_METRIC, *VIEW_COLUMNS)]}
 
 
 def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], swept: list[str],
@@ -305,7 +309,7 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
     jobs = launch_order(jobs)
     rows = []
     for job in jobs:
-        row = {"job": job.data.tags.get(SWEEP_JOB_TAG), "name": job.info.run_name, "status": job.info.status,
+        row = {"job": job.data.tags.get(Tag.SWEEP_JOB), "name": job.info.run_name, "status": job.info.status,
                "run_id": job.info.run_id, "n": _count(job, "ok"), "failed": _count(job, "failed")}
         for name in COLUMNS:
             row[name] = _value(job, name)
@@ -322,15 +326,15 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
     chosen = best_job(jobs, task_values)
     best = chosen.run if chosen is not None else None
     if chosen is not None:
-        client.set_tag(parent_id, BEST_JOB_TAG, best.info.run_id)
-        client.set_tag(parent_id, BEST_CHOSEN_ON_TAG, f"{chosen.shared_tasks} tasks every one of "
+        client.set_tag(parent_id, Tag.BEST_JOB, best.info.run_id)
+        client.set_tag(parent_id, Tag.BEST_CHOSEN_ON, f"{chosen.shared_tasks} tasks every one of "
                                                               f"{chosen.candidates} finished jobs completed")
         for name in (*QUALITY, *COST, "model_calls"):
             if (value := _value(best, name)) is not None:
                 client.log_metric(parent_id, metric_key(f"sweep.best_{name}"), value)
     order = ranked(jobs, best)
     for run_id, colour in run_colours(order).items():
-        client.set_tag(run_id, RUN_COLOR_TAG, colour)
+        client.set_tag(run_id, MlflowTag.RUN_COLOR, colour)
     for rank, job in enumerate(order, start=1):  # what the experiment's view sorts by: every sweep's best first
         client.log_metric(job.info.run_id, metric_key(RANK_METRIC), rank)
     if any(_value(j, figure_quality) is not None for j in jobs):
@@ -343,14 +347,31 @@ def record_sweep_parent(client: MlflowClient, parent_id: str, jobs: list[Run], s
     client.set_experiment_tag(experiment_id, SHARED_VIEW_PREFIX + EXPERIMENT_VIEW_KEY,
                               saved_view("loclab: every sweep's best first", experiment_view()))
     view = runs_view(experiment_id, viewStateShareKey=parent_id)
-    client.set_tag(parent_id, SWEEP_VIEW_TAG, view)
+    client.set_tag(parent_id, Tag.SWEEP_VIEW, view)
     lines = parent_table(jobs, rows, swept, best, task_values)
     best_line = (f"Best by {' then '.join(BEST_BY)} on the {chosen.shared_tasks} tasks every finished job completed: "
-                 f"job {best.data.tags.get(SWEEP_JOB_TAG)} `{best.info.run_name}` (run {best.info.run_id})."
+                 f"job {best.data.tags.get(Tag.SWEEP_JOB)} `{best.info.run_name}` (run {best.info.run_id})."
                  if chosen is not None else "No job finished with quality metrics on a task every job completed.")
     swept_line = "Swept: " + (", ".join(f"`{k}`" for k in swept) if swept else "nothing") + "."
     description = "\n".join([f"**{len(jobs)} jobs**. {swept_line} {best_line} [The jobs, best first]({view}).", "", *lines, "",
                              f"The table: `{TABLE_ARTIFACT}`; the figure: `{FIGURE_ARTIFACT}`. Job 0 takes every "
                              "swept value's first (a preset's baseline) and is `compare`'s baseline: "
                              f"`{PYTHON} -m experiments.analysis.compare` with the run ids compares any of them on every metric."])
-    client.set_tag(parent_id, "mlflow.note.content", description)
+    client.set_tag(parent_id, MlflowTag.DESCRIPTION, description)
+
+
+COMPARE_REPORT_LINE = "**Compare report**"  # the parent description's line that links its compare report
+
+
+def link_compare_report(client: MlflowClient, parent_id: str, report: Run) -> None:
+    """The parent's page links its sweep's compare report (experiments.analysis.sweep_report): a tag
+    naming the run, and a line under the description's first, replacing an earlier report's."""
+    client.set_tag(parent_id, Tag.COMPARE_REPORT, report.info.run_id)
+    description = client.get_run(parent_id).data.tags.get(MlflowTag.DESCRIPTION, "")
+    head, *rest = [line for line in description.split("\n") if not line.startswith(COMPARE_REPORT_LINE)] or [""]
+    link = (f"{COMPARE_REPORT_LINE}: [{report.info.run_name}]({run_page(report.info.experiment_id, report.info.run_id)}): "
+            "every job against job 0 on every metric, paired CIs over repositories, Holm-adjusted, per-task wins and losses.")
+    while rest and not rest[0]:  # the blank lines that follow the head, put back around the link
+        rest.pop(0)
+    client.set_tag(parent_id, MlflowTag.DESCRIPTION, "\n".join([head, "", link, "", *rest]))
+

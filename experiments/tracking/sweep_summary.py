@@ -11,15 +11,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from experiments.tracking.metric_keys import ci_bounds, ci_clusters, metric_key
+from experiments.tracking.vocabulary import Tag
 
-SWEEP_JOB_TAG = "loclab.sweep_job"  # a job's number in its sweep, in launch order
-SWEEP_VIEW_TAG = "loclab.sweep_view"  # a sweep parent's link (a URL fragment) to the view of its jobs
-SPLITS_TAG = "loclab.splits"  # a job's task splits, comma-separated (dev,test): what `calibrate` chooses and reports on
 CHOOSE_SPLIT, REPORT_SPLIT = "dev", "test"  # experiments.analysis.calibrate's defaults: choose on one, report on the other
 CALIBRATE_SPLITS = {CHOOSE_SPLIT, REPORT_SPLIT}
 BEST_BY = ("file_acc_all@5", "line_recall")  # the best job: highest file Acc@5, then line recall
-BEST_JOB_TAG = "loclab.best_job"  # a sweep parent's best job (experiments.tracking.sweep_record.best_job), by run id
-BEST_CHOSEN_ON_TAG = "loclab.best_job_chosen_on"  # on which tasks the best job was chosen, in words
 BEST_MARK = "★"  # the best job's row in the terminal table
 LOG_WIDTH = 200  # output that is not a terminal (a CI log, a file) is not wrapped by a reader's width
 # the interpreter that ran the sweep: a pasted command runs where loclab is installed, venv active or not
@@ -31,7 +27,7 @@ COLUMNS = ("file_acc_all@5", "file_recall", "line_recall", "pack_line_recall", "
 def launch_order(jobs: list[Run]) -> list[Run]:
     """A sweep's jobs in launch order: job 0 takes every swept param's first value, which a preset lists
     as its baseline, so it leads the table and the compare command (compare's first run is its baseline)."""
-    return sorted(jobs, key=lambda r: (int(r.data.tags.get(SWEEP_JOB_TAG, "0")), r.info.run_name or ""))
+    return sorted(jobs, key=lambda r: (int(r.data.tags.get(Tag.SWEEP_JOB, "0")), r.info.run_name or ""))
 
 
 # the terminal's table: the headline with its CI, then quality and cost without (the parent's table
@@ -58,7 +54,7 @@ def _job_label(job: Run) -> str:
     """The job's number and what tells it from its siblings: its name up to the shared part (` · `)."""
     name = job.info.run_name or job.info.run_id
     status = "" if job.info.status == "FINISHED" else f" ({job.info.status})"
-    return f"{job.data.tags.get(SWEEP_JOB_TAG, '?')}  {name.split(' · ')[0]}{status}"
+    return f"{job.data.tags.get(Tag.SWEEP_JOB, '?')}  {name.split(' · ')[0]}{status}"
 
 
 def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_command: str, swept_params: list[str],
@@ -69,10 +65,10 @@ def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_comman
     real run ids, each on one line however wide (soft_wrap: a command the console cut in two would run
     half when pasted). The table fits the terminal (a log file, not a terminal, gets `LOG_WIDTH`)."""
     console = console or Console(width=None if sys.stdout.isatty() else LOG_WIDTH)
-    best = parent.data.tags.get(BEST_JOB_TAG)
+    best = parent.data.tags.get(Tag.BEST_JOB)
     jobs = launch_order(jobs)
     clusters = {c for j in jobs if (c := ci_clusters(j.data.tags, TERMINAL_COLUMNS[0])) is not None}
-    notes = [f"{BEST_MARK} best by {TERMINAL_COLUMNS[0]}, on {parent.data.tags.get(BEST_CHOSEN_ON_TAG, 'the shared tasks')}"
+    notes = [f"{BEST_MARK} best by {TERMINAL_COLUMNS[0]}, on {parent.data.tags.get(Tag.BEST_CHOSEN_ON, 'the shared tasks')}"
              if best else "", "[95 % CI] over " + "/".join(map(str, sorted(clusters)))
              + (" repository" if clusters == {1} else " repositories") if clusters else ""]
     table = Table(title=escape(f"{parent.info.run_name} — parent run {parent.info.run_id}"),
@@ -93,14 +89,14 @@ def print_sweep_summary(parent: Run, jobs: list[Run], experiment: str, ui_comman
         table.add_row(*map(escape, cells), style="bold" if won else None)
     console.print(table)
     console.print(f"MLflow UI: {ui_command}", markup=False, highlight=False, soft_wrap=True)
-    if view := parent.data.tags.get(SWEEP_VIEW_TAG):
+    if view := parent.data.tags.get(Tag.SWEEP_VIEW):
         console.print(f"jobs view: {ui_address.rstrip('/')}/{view}", markup=False, highlight=False, soft_wrap=True)
     finished = [j.info.run_id for j in jobs if j.info.status == "FINISHED"]
     if len(finished) >= 2:
         console.print(f"compare:   {PYTHON} -m experiments.analysis.compare {' '.join(finished)} --experiment {experiment}",
                       markup=False, highlight=False, soft_wrap=True)
     if 1 <= len(swept_params) <= 2 and finished:
-        splits = set.intersection(*[set(j.data.tags.get(SPLITS_TAG, "").split(",")) for j in jobs
+        splits = set.intersection(*[set(j.data.tags.get(Tag.SPLITS, "").split(",")) for j in jobs
                                     if j.info.status == "FINISHED"])
         if CALIBRATE_SPLITS <= splits:
             params = " ".join(f"--param {p}" for p in swept_params)

@@ -15,8 +15,8 @@ from mlflow.tracing.constant import SpanAttributeKey
 
 from locator.redact import redact, redact_value
 from locator.trace import EventKind, read_trace
+from experiments.tracking.vocabulary import Tag
 
-SETTING_TAG = "loclab.setting"  # a trace's one tag: the job's run name, what it ran
 
 
 def _set_json(span, key: str, value: dict) -> None:
@@ -45,7 +45,7 @@ def log_task_trace(task_id: str, repeat: int, trace_file: Path, setting: str, me
     base_ns = time.time_ns() - int(end_ms * 1e6)  # the trace keeps the task's own timing, placed just before now
     root = mlflow.start_span_no_context(f"{task_id}/r{repeat}", span_type=SpanType.CHAIN,
                                         inputs={"task": task_id, "repeat": repeat}, start_time_ns=base_ns,
-                                        tags={SETTING_TAG: redact(setting)[:4000]},
+                                        tags={Tag.SETTING: redact(setting)[:4000]},
                                         metadata={k: redact(v)[:4000] for k, v in metadata.items()})
     spans = 0
     for request in requests:

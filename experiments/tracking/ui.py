@@ -5,8 +5,9 @@ MLflow 3.17's UI keeps its workflow (GenAI or machine learning) per browser, in 
 starts at GenAI whatever the experiment's `mlflow.experimentKind` tag says: a loclab experiment
 opened on "overview/usage" (its traces counted, its runs table one click away) and every run page's
 breadcrumb said "Evaluations". The one page every UI route serves, index.html, gets a line that
-sets the workflow to machine learning in a browser that has not chosen one; a browser that chose
-GenAI with the UI's own switch keeps it. Registered as an `mlflow.app` entry point (pyproject.toml),
+sets the workflow to machine learning in a browser that has not chosen one (a browser that chose
+GenAI with the UI's own switch keeps it), and lines that open an experiment on its loclab view and a
+sweep parent's description unfolded. Registered as an `mlflow.app` entry point (pyproject.toml),
 the plugin mechanism MLflow's basic-auth app uses."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import os
 
 from flask import Flask, Response, request
 
-from experiments.tracking.links import EXPERIMENT_VIEW_KEY, SHARED_VIEW_PREFIX, WORKFLOW_STORAGE_KEY, WORKFLOW_TYPE
+from experiments.tracking.links import EXPERIMENT_VIEW_KEY, WORKFLOW_STORAGE_KEY, WORKFLOW_TYPE
+from experiments.tracking.vocabulary import SHARED_VIEW_PREFIX, RunKind, Tag
 
 # the value the UI's own switch stores (its useLocalStorage hook: JSON under `<key>_v<version>`)
 DEFAULT_WORKFLOW = (f'<script>try{{localStorage.getItem("{WORKFLOW_STORAGE_KEY}")||localStorage.setItem('
@@ -37,7 +39,19 @@ DEFAULT_VIEW = ("<script>try{(function(){"
                 f"q.set('viewStateShareKey','{EXPERIMENT_VIEW_KEY}');q.set('workflowType','{WORKFLOW_TYPE}');"
                 "location.replace('#/experiments/'+m[1]+'/runs?'+q.toString());"
                 "})()}catch(e){}</script>").encode()
-INJECTED = DEFAULT_WORKFLOW + DEFAULT_VIEW
+# A sweep parent's page answers "which setting wins" in its description (the jobs best first, the
+# difference to the best with its paired CI, the compare report's link), and MLflow folds a description
+# past a few lines behind "Show more": the table was folded away. On a sweep parent's page the fold is
+# opened once per page load (its toggle's test id, MLflow's own); "Show less" folds it again.
+UNFOLD_SWEEP = ("<script>try{(function(){var seen={};function look(){"
+                "var m=location.hash.match(/^#\\/experiments\\/\\d+\\/runs\\/([0-9a-f]{32})(\\?|$)/);if(!m||seen[m[1]])return;"
+                "var b=document.querySelector('[data-testid=show-comment-toggle]');if(!b)return;seen[m[1]]=1;"
+                "fetch('ajax-api/2.0/mlflow/runs/get?run_id='+m[1]).then(function(r){return r.json()}).then(function(j){"
+                f"if(!(j.run.data.tags||[]).some(function(t){{return t.key==='{Tag.KIND}'&&t.value==='{RunKind.SWEEP}'}}))return;"
+                "var b=document.querySelector('[data-testid=show-comment-toggle]');if(b&&b.textContent.trim()==='Show more')b.click();"
+                "}).catch(function(){})}"
+                "new MutationObserver(look).observe(document,{childList:true,subtree:true})})()}catch(e){}</script>").encode()
+INJECTED = DEFAULT_WORKFLOW + DEFAULT_VIEW + UNFOLD_SWEEP
 
 
 def _default_workflow(response: Response) -> Response:

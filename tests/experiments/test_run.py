@@ -195,16 +195,30 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     best = next(c for c in children if c.info.run_id == parent.data.tags["loclab.best_job"])
     assert parent.data.metrics["8 sweep/best_file_acc_all_at_05"] == max(
         c.data.metrics["1 quality/file_acc_all_at_05"] for c in children) == best.data.metrics["1 quality/file_acc_all_at_05"]
+    # and links the compare report of its jobs against job 0, made as the sweep ended (issue 49, point 4)
+    report = ws.client().get_run(parent.data.tags["loclab.compare_report"])
+    assert report.data.tags["loclab.kind"] == "report" and report.data.tags["loclab.report"] == "compare"
+    assert report.data.tags["loclab.reported_sweep"] == parent.info.run_id
+    assert report.data.tags["loclab.reported_runs"].split(",") == [by_job[str(n)].info.run_id for n in range(4)]
+    assert report.data.params["baseline"].startswith(by_job["0"].info.run_name.split(" · ")[0])
+    link = note.split("\n\n")[1]  # under the first paragraph, above the table
+    assert link.startswith("**Compare report**: [compare · ") and \
+        f"(#/experiments/{report.info.experiment_id}/runs/{report.info.run_id}?workflowType=machine_learning)" in link
+    assert f"compare report: http://127.0.0.1:5000/#/experiments/{report.info.experiment_id}/runs/{report.info.run_id}" in proc.stdout
 
 
 def test_jobs_that_select_the_same_tasks_with_different_settings_are_each_their_own_row(ws):
     """`limit=1,2` over one named task selects the same task twice: two jobs of the sweep, two keys,
     two rows (16 jobs `limit=range(1,17)` over 13 tasks showed as 13)."""
-    _ok(ws.run("experiments.run", "locator=bm25", "tasks=[demo-click-001]", "limit=1,2", multirun=True))
+    proc = _ok(ws.run("experiments.run", "locator=bm25", "tasks=[demo-click-001]", "limit=1,2",
+                      "tracking.sweep_compare_report=false", multirun=True))
     [parent] = ws.runs(filter_string="tags.`loclab.kind` = 'sweep'")
     jobs = ws.jobs()
     assert len(jobs) == 2 and len({j.data.tags["loclab.job_key"] for j in jobs}) == 2
     assert parent.data.metrics["8 sweep/jobs_total"] == 2
+    # the compare report turned off: none made, none linked
+    assert "loclab.compare_report" not in parent.data.tags and "compare report:" not in proc.stdout
+    assert ws.client().get_experiment_by_name("loclab-demo-reports") is None
 
 
 def test_a_failed_job_fails_the_sweep_but_not_its_siblings(ws):

@@ -7,7 +7,6 @@ import importlib.util
 import re
 import subprocess
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -506,3 +505,16 @@ def test_model_arms_divides_cpu_time_by_the_tasks_the_job_localized():
     assert model_arms._cpu_per_task(job) == "5.0"  # CPU time, not the wall, over the 6 tasks localized
     assert model_arms._cpu_per_task({"7 harness/job_cpu_s": 3.0, "6 tasks/total": 7, "6 tasks/reused": 7}) == "—"
     assert model_arms._cpu_per_task({"6 tasks/total": 7}) == "—"  # a job from before the metric
+
+
+def test_the_arms_overview_shows_a_difference_without_a_ci_where_there_is_none():
+    """One shared task (or one value) has no interval: the overview says so instead of failing on it
+    (a sweep's compare report over `limit=1,2` ended in a TypeError)."""
+    arm = SimpleNamespace(label="bm25")
+    bounded = pd.DataFrame({"diff": [0.5], "ci95_low": [0.1], "ci95_high": [0.9], "p_holm": [0.25], "n": [3]},
+                           index=["file_acc_all@5"])
+    unbounded = pd.DataFrame({"diff": [0.0], "ci95_low": [None], "ci95_high": [float("nan")], "p_holm": [None], "n": [1]},
+                             index=["file_acc_all@5"])
+    overview = compare.arms_overview([arm, SimpleNamespace(label="hybrid")], [bounded, unbounded], "file_acc_all@5")
+    assert overview.loc["bm25", "ci95"] == "[0.1, 0.9]" and overview.loc["hybrid", "ci95"] == "—"
+    assert overview.loc["hybrid", "Δ file_acc_all@5"] == 0.0 and overview.loc["hybrid", "n"] == 1

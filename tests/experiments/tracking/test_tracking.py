@@ -4,13 +4,15 @@ import json
 import sys
 
 import mlflow
+from mlflow.tracking import MlflowClient
 import numpy as np
 import pandas as pd
 import pytest
 
 from experiments.job import runner as run_module
-from experiments.tracking.metric_keys import CI_TAG, ci_bounds, ci_tag, metric_key
+from experiments.tracking.metric_keys import ci_bounds, ci_tag, metric_key
 from experiments.tracking.store import flatten, job_run_name, short_overrides, swept_keys, swept_params
+from experiments.tracking.vocabulary import Tag
 
 
 def test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign():
@@ -18,7 +20,7 @@ def test_metric_keys_are_grouped_for_the_ui_and_replace_the_at_sign():
     assert metric_key("input_tokens") == "2 cost/input_tokens"
     assert metric_key("reading.terminated_model_stop") == "3 reading/terminated_model_stop"
     assert metric_key("tasks.ok") == "6 tasks/ok"
-    tags = {CI_TAG: ci_tag({"file_acc_all@5": (0.25, 0.75, 3)})}
+    tags = {Tag.CI95: ci_tag({"file_acc_all@5": (0.25, 0.75, 3)})}
     assert ci_bounds(tags, "file_acc_all@5") == (0.25, 0.75) and ci_bounds(tags, "line_recall") is None
 
 
@@ -136,7 +138,7 @@ def _job_run(run_id: str, name: str, job: int):
     info = RunInfo(run_id=run_id, experiment_id="1", user_id="u", status="FINISHED", start_time=0, end_time=1,
                    lifecycle_stage="active", run_name=name)
     tags = [RunTag("loclab.sweep_job", str(job)), RunTag("mlflow.runName", name), RunTag("loclab.splits", "dev,test"),
-            RunTag(CI_TAG, ci_tag({"file_acc_all@5": (0.25, 0.75, 3)}))]
+            RunTag(Tag.CI95, ci_tag({"file_acc_all@5": (0.25, 0.75, 3)}))]
     return Run(info, RunData(metrics=[Metric("1 quality/file_acc_all_at_05", 0.5, 0, 0)], params=[Param("limit", "1")], tags=tags))
 
 
@@ -175,11 +177,11 @@ def test_the_sweep_summary_fits_a_120_column_terminal_and_marks_the_best_job():
     from mlflow.entities import RunTag
     from rich.console import Console
 
-    from experiments.tracking.sweep_summary import BEST_JOB_TAG, BEST_MARK, print_sweep_summary
+    from experiments.tracking.sweep_summary import BEST_MARK, print_sweep_summary
 
     jobs = [_job_run(str(i) * 32, f"0.{i}, 0.75 · locator.reader.action_threshold, … · @demo", i) for i in range(3)]
     parent = _job_run("p" * 32, "sweep", 0)
-    parent.data._add_tag(RunTag(BEST_JOB_TAG, "1" * 32))
+    parent.data._add_tag(RunTag(Tag.BEST_JOB, "1" * 32))
     console = Console(width=120, record=True)
     print_sweep_summary(parent, jobs, "loclab-demo", "mlflow ui", ["limit"], "http://127.0.0.1:5000", console=console)
     text = console.export_text()
@@ -308,7 +310,7 @@ def test_the_sweep_figure_labels_settings_draws_the_front_and_overprints_nothing
                        end_time=1, lifecycle_stage="active", run_name=f"0.{i}, 0.75 · action_threshold · two_phase@demo")
         metrics = [Metric("1 quality/file_acc_all_at_05", acc, 0, 0), Metric("2 cost/input_tokens", tokens, 0, 0),
                    Metric("2 cost/source_lines_read", lines, 0, 0)]
-        return Run(info, RunData(metrics=metrics, tags=[RunTag(CI_TAG, ci_tag({"file_acc_all@5": (0.0, 1.0, 3)}))]))
+        return Run(info, RunData(metrics=metrics, tags=[RunTag(Tag.CI95, ci_tag({"file_acc_all@5": (0.0, 1.0, 3)}))]))
 
     # three jobs at one point, four a hair apart, two apart
     jobs = [job(i, 0.5, 9000, 700) for i in range(3)] + [job(3 + i, 0.52 + 0.01 * i, 9100 + 40 * i, 705 + i) for i in range(4)]
@@ -424,3 +426,21 @@ def test_the_best_job_and_the_runner_up_get_colours_of_their_own():
     colours = run_colours(order)
     assert colours[jobs[1].info.run_id] == BEST_COLOURS[0] and colours[jobs[3].info.run_id] == BEST_COLOURS[1]
     assert len(set(colours.values())) == len(jobs) and not set(BEST_COLOURS) & set(OTHER_COLOURS)
+
+
+def test_a_relinked_compare_report_replaces_the_earlier_link(tmp_path):
+    from experiments.tracking.sweep_record import COMPARE_REPORT_LINE, link_compare_report
+    from experiments.tracking.vocabulary import MlflowTag, Tag
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.create_experiment("sweeps", artifact_location=str(tmp_path / "artifacts"))
+    parent = client.create_run(experiment, tags={MlflowTag.DESCRIPTION: "**2 jobs**. Swept: `locator`.\n\n| table |"}).info.run_id
+    for name in ("first", "second"):
+        report = client.create_run(experiment, run_name=f"compare · {name}")
+        link_compare_report(client, parent, client.get_run(report.info.run_id))
+    tags = client.get_run(parent).data.tags
+    assert tags[Tag.COMPARE_REPORT] == report.info.run_id
+    paragraphs = tags[MlflowTag.DESCRIPTION].split("\n\n")
+    assert paragraphs[0] == "**2 jobs**. Swept: `locator`." and paragraphs[2] == "| table |" and len(paragraphs) == 3
+    assert paragraphs[1].startswith(f"{COMPARE_REPORT_LINE}: [compare · second](#/experiments/{experiment}/runs/{report.info.run_id}")
+

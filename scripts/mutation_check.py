@@ -1786,6 +1786,12 @@ MUTATIONS = [
     Mutation("a sweep parent's description left folded behind Show more", "experiments/tracking/ui.py",
              "INJECTED = DEFAULT_WORKFLOW + DEFAULT_VIEW + UNFOLD_SWEEP", "INJECTED = DEFAULT_WORKFLOW + DEFAULT_VIEW",
              ("tests/experiments/tracking/test_ui.py::test_the_mlflow_ui_shows_which_setting_wins",)),
+    Mutation("a compare report's numbers named by arm without saying which arm is which", "experiments/analysis/runs.py",
+             "    if legend:\n", "    if False:\n",
+             ("tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children",)),
+    Mutation("a report run on a sweep's jobs does not link the sweep", "experiments/analysis/runs.py",
+             '        description += f" They are jobs of the sweep', '        _unlinked = f" They are jobs of the sweep',
+             ("tests/experiments/test_run.py::test_a_sweep_gets_a_parent_run_with_its_jobs_as_children",)),
 ]
 
 

@@ -283,21 +283,25 @@ def report_links(client: MlflowClient, reported: list[str]) -> dict[str, str]:
     parents = {r.data.tags.get(MlflowTag.PARENT_RUN_ID) for r in runs}
     links = ", ".join(f"[{r.info.run_name or r.info.run_id}]({run_page(r.info.experiment_id, r.info.run_id)})"
                       for r in runs)
-    tags = {Tag.REPORTED_RUNS: ",".join(reported)[:4000],
-            MlflowTag.DESCRIPTION: f"Reports on {len(runs)} run(s): {links}."}
+    description = f"Reports on {len(runs)} run(s): {links}."
+    tags = {Tag.REPORTED_RUNS: ",".join(reported)[:4000]}
     if len(parents) == 1 and None not in parents:
         tags[Tag.REPORTED_SWEEP] = parents.pop()
+        sweep = client.get_run(tags[Tag.REPORTED_SWEEP])
+        description += f" They are jobs of the sweep [{sweep.info.run_name}]({run_page(sweep.info.experiment_id, sweep.info.run_id)})."
+    tags[MlflowTag.DESCRIPTION] = description
     return tags
 
 
 def write_report(kind: ReportKind, experiment: str, tables: dict[str, pd.DataFrame], figures: dict[str, Any],
                  tags: dict[str, str], out_dir: str | Path | None, params: dict[str, Any] | None = None,
                  reported: list[str] | None = None, metrics: dict[str, float] | None = None,
-                 title: str | None = None) -> Path:
+                 title: str | None = None, legend: str = "") -> Path:
     """Tables (CSV, Markdown, LaTeX) and figures (PNG) to a folder and to an MLflow report run in
     `reports_experiment(experiment)`, linked to the runs it reports on (`reported`, run ids), named
     `title` (what it reports on: "compare report" alone said nothing in a list of them) and with its
-    headline numbers as `metrics` (MLflow keys), so the report run charts them."""
+    headline numbers as `metrics` (MLflow keys), so the report run charts them; `legend`, a line under
+    the description's links, says what those numbers' names mean."""
     folder = (Path(out_dir) if out_dir else
               Path(compose_config().paths.reports_dir) / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}")
     folder.mkdir(parents=True, exist_ok=True)
@@ -309,6 +313,8 @@ def write_report(kind: ReportKind, experiment: str, tables: dict[str, pd.DataFra
         figure.savefig(folder / f"{artifact_name(name)}.png", dpi=120, bbox_inches="tight")
     client = MlflowClient()
     links = report_links(client, reported) if reported else {}
+    if legend:
+        links[MlflowTag.DESCRIPTION] = (links.get(MlflowTag.DESCRIPTION, "") + "\n\n" + legend).strip()
     name = f"{kind} · {title}"[:250] if title else f"{kind} report"
     with mlflow.start_run(experiment_id=_reports_experiment_id(client, experiment), run_name=name,
                           tags={Tag.KIND: RunKind.REPORT, Tag.REPORT: kind, Tag.REPORTED_EXPERIMENT: experiment,

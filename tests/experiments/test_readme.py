@@ -88,7 +88,7 @@ def test_every_readme_command_runs(tmp_path, subject_cache, swebench_file, monke
     rows, mirrors = multi_swe_bench_rows(tmp_path / "mswe")
     monkeypatch.setattr(sys.modules[__name__], "MULTI_SWE_BENCH_ROWS", str(rows))
     monkeypatch.setenv("LOCLAB_GIT_MIRRORS", str(mirrors))
-    commands = readme_commands(r"experiments\.\w+")
+    commands = readme_commands(r"experiments(\.\w+)+")
     # system_one=http needs a server (below); the local model's sweep is run by tests/experiments/job/test_review.py
     # a command the README gives twice (its quick start and its reference) is run once
     # and one another test runs as written is run there (run_elsewhere)
@@ -154,7 +154,7 @@ def test_a_readme_command_run_elsewhere_is_run_there_as_written():
     with anything more (an override, another data set) stays here."""
     import importlib
 
-    delegated = {" ".join(c): run_elsewhere(c) for c in readme_commands(r"experiments\.\w+") if run_elsewhere(c)}
+    delegated = {" ".join(c): run_elsewhere(c) for c in readme_commands(r"experiments(\.\w+)+") if run_elsewhere(c)}
     assert delegated, "no README command is left to another test: the delegation rules match nothing"
     for command, test in delegated.items():
         module, function = test.split("::")

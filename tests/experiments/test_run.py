@@ -201,6 +201,11 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     assert report.data.tags["loclab.reported_sweep"] == parent.info.run_id
     assert report.data.tags["loclab.reported_runs"].split(",") == [by_job[str(n)].info.run_id for n in range(4)]
     assert report.data.params["baseline"].startswith(by_job["0"].info.run_name.split(" · ")[0])
+    # its page links back to the sweep and says which arm each of its numbers is about
+    about = report.data.tags["mlflow.note.content"]
+    assert f"jobs of the sweep [{parent.info.run_name}](#/experiments/{parent.info.experiment_id}/runs/{parent.info.run_id}" in about
+    assert f"arm 1 = {by_job['1'].info.run_name}#{by_job['1'].info.run_id[:6]}" in about
+    assert "1 quality/file_acc_all_at_05_diff_arm3" in report.data.metrics
     link = note.split("\n\n")[1]  # under the first paragraph, above the table
     assert link.startswith("**Compare report**: [compare · ") and \
         f"(#/experiments/{report.info.experiment_id}/runs/{report.info.run_id}?workflowType=machine_learning)" in link

@@ -292,7 +292,7 @@ def test_changed_code_on_the_path_never_reuses_results_or_decisions(tmp_path, su
     assert harsher["two_phase"]["6 tasks/reused"] == 0 and harsher["two_phase"]["2 cost/cache_hits"] == 0
     assert harsher["bm25"]["6 tasks/reused"] == 2
     lexical.write_text(original)
-    isolation = copy / "experiments" / "isolation.py"
+    isolation = copy / "experiments" / "job" / "isolation.py"
     kept_view = isolation.read_text()
     isolation.write_text(kept_view.replace("return RepositoryView(root, frozen=frozen, listing_dir=listing_dir)",
                                            "return RepositoryView(root, frozen=frozen, listing_dir=listing_dir, "
@@ -300,7 +300,7 @@ def test_changed_code_on_the_path_never_reuses_results_or_decisions(tmp_path, su
     smaller = jobs()
     assert smaller["two_phase"]["6 tasks/reused"] == 0 and smaller["bm25"]["6 tasks/reused"] == 0
     isolation.write_text(kept_view)
-    production = copy / "experiments" / "production.py"
+    production = copy / "experiments" / "job" / "production.py"
     kept = production.read_text()
     handoff = "self.start_worker().localize(row.task.model_dump_json(),"
     assert kept.count(handoff) == 1

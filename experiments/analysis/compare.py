@@ -231,8 +231,8 @@ def compare(client: MlflowClient, args: argparse.Namespace) -> int:
                           reported=[a.run_id for a in arms],
                           metrics={k: logged_value(v) for k, v in report_metrics.items() if v == v and v is not None},
                           title=f"{base.label} vs " + (arms[1].label if len(arms) == 2 else f"{len(arms) - 1} arms"),
-                          legend=f"Metrics `…_base`: {base.label}, the baseline; `…_armN` its paired difference to arm N (95 % CI, "
-                                 "Holm-adjusted p): " + "; ".join(f"arm {i} = {arm.label}" for i, arm in enumerate(arms[1:], start=1)) + ".")
+                          legend=f"Metrics `…_base`: `{base.label}`, the baseline; `…_armN` its paired difference to arm N (95 % CI, "
+                                 "Holm-adjusted p): " + "; ".join(f"arm {i} = `{arm.label}`" for i, arm in enumerate(arms[1:], start=1)) + ".")
     if not full:
         print(f"every metric of each arm, and its per-task win/loss/tie: {folder}/compare_*.csv, per_task_*.csv "
               "(--full prints them here)")

@@ -204,7 +204,7 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     # its page links back to the sweep and says which arm each of its numbers is about
     about = report.data.tags["mlflow.note.content"]
     assert f"jobs of the sweep [{parent.info.run_name}](#/experiments/{parent.info.experiment_id}/runs/{parent.info.run_id}" in about
-    assert f"arm 1 = {by_job['1'].info.run_name}#{by_job['1'].info.run_id[:6]}" in about
+    assert f"arm 1 = `{by_job['1'].info.run_name}#{by_job['1'].info.run_id[:6]}`" in about  # code: "@demo" is no mention
     assert "1 quality/file_acc_all_at_05_diff_arm3" in report.data.metrics
     link = note.split("\n\n")[1]  # under the first paragraph, above the table
     assert link.startswith("**Compare report**: [compare · ") and \

@@ -14,6 +14,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,12 @@ class Arm:
     @property
     def manifest_hash(self) -> str | None:
         return self.tags.get(Tag.MANIFEST_HASH)
+
+    @cached_property
+    def task_values(self) -> pd.DataFrame:
+        """One row per completed task (index task_id), repeats reduced by their mean; computed once,
+        since a report reads it per metric and per stage (30 reductions for a 4-arm compare, half its time)."""
+        return per_task_values(self.per_task)
 
 
 def analysis_parser(module: str, doc: str) -> argparse.ArgumentParser:
@@ -170,8 +177,8 @@ def same_task_set(arms: list[Arm]) -> str:
 
 
 def task_values(arm: Arm) -> pd.DataFrame:
-    """One row per completed task (index task_id), repeats reduced by their mean."""
-    return per_task_values(arm.per_task)
+    """One row per completed task (index task_id), repeats reduced by their mean (read, never modify: it is the arm's own)."""
+    return arm.task_values
 
 
 def shared_tasks(arms: list[Arm]) -> pd.Index:

@@ -23,7 +23,7 @@ import pandas as pd  # noqa: E402
 from experiments.tracking.sweep_summary import CHOOSE_SPLIT, REPORT_SPLIT  # noqa: E402
 from experiments.analysis.runs import (  # noqa: E402
     AnalysisError, analysis_parser, children, describe_reduction, find_runs, latest_per_setting, load_arm, open_store,
-    print_table, same_task_set, shared_tasks, task_values, write_report,
+    print_table, same_task_set, shared_tasks, write_report,
 )
 from experiments.tracking.metric_keys import logged_value, metric_key  # noqa: E402
 from experiments.tracking.vocabulary import ReportKind, RunKind, Tag
@@ -35,7 +35,7 @@ def settings_table(arms, params: list[str], quality: str, cost: str, choose: str
     """Per setting, means over the tasks every setting completed (repeats reduced first), per split."""
     rows = []
     for arm in arms:
-        tasks = task_values(arm).loc[shared]
+        tasks = arm.task_values.loc[shared]
         if "split" not in tasks:
             raise AnalysisError(f"{arm.label}: its per-task table has no split column (re-score it with experiments.score)")
         present = sorted(tasks["split"].dropna().astype(str).unique())

@@ -25,7 +25,7 @@ from mlflow.tracking import MlflowClient  # noqa: E402
 
 from experiments.analysis.runs import (  # noqa: E402
     AnalysisError, analysis_parser, describe_reduction, find_runs, load_arm, open_store, print_table, same_task_set,
-    shared_tasks, task_values, write_report,
+    shared_tasks, write_report,
 )
 from experiments.tracking.metric_keys import logged_value, metric_key  # noqa: E402
 from experiments.analysis.reference import reference_values  # noqa: E402
@@ -56,7 +56,7 @@ def funnel_frame(arms: list, shared: pd.Index) -> pd.DataFrame:
     for metric in FUNNEL:
         row = {"metric": metric}
         for arm in arms:
-            values = task_values(arm).loc[shared].get(metric, pd.Series(dtype=float)).dropna()
+            values = arm.task_values.loc[shared].get(metric, pd.Series(dtype=float)).dropna()
             row[arm.label] = values.mean() if len(values) else np.nan
             row[f"n {arm.label}"] = len(values)
         rows.append(row)
@@ -174,13 +174,13 @@ def compare(client: MlflowClient, args: argparse.Namespace) -> int:
     shared = shared_tasks(arms)
     print(describe_reduction(arms, shared))
     base = arms[0]
-    base_tasks = task_values(base).loc[shared]
+    base_tasks = base.task_values.loc[shared]
     tables, figures = {}, {}
     funnel = funnel_frame(arms, shared)
     print_table(f"stage funnel — {len(shared)} shared tasks (mean where defined, n = tasks)", funnel, args.format)
     tables["funnel"] = funnel
     metrics = list(QUALITY + COST)
-    others = [(other, task_values(other).loc[shared]) for other in arms[1:]]
+    others = [(other, other.task_values.loc[shared]) for other in arms[1:]]
     comparisons = [compare_frames(base_tasks, other_tasks, metrics) for _, other_tasks in others]
     frames = [base_tasks] + [t for _, t in others]
     constant = constant_metrics(frames, list(QUALITY))

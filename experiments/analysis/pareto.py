@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 
 from experiments.analysis.runs import (  # noqa: E402
     AnalysisError, analysis_parser, describe_reduction, find_runs, latest_per_setting, load_arm, open_store, print_table,
-    same_task_set, shared_tasks, task_values, write_report,
+    same_task_set, shared_tasks, write_report,
 )
 from experiments.tracking.metric_keys import logged_value, metric_key  # noqa: E402
 from experiments.tracking.vocabulary import ReportKind, Tag
@@ -38,7 +38,7 @@ def run_table(arms, quality: str, cost: str, shared: pd.Index, split: str | None
     """Per run, the mean over the shared tasks (repeats reduced first) of the quality and cost metric."""
     rows = []
     for arm in arms:
-        tasks = task_values(arm).loc[shared]
+        tasks = arm.task_values.loc[shared]
         if split is not None:
             tasks = tasks[tasks["split"] == split]
         missing = [m for m in (quality, cost) if m not in tasks]

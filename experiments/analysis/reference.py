@@ -16,7 +16,7 @@ import pandas as pd
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from experiments.analysis.runs import AnalysisError, Arm, task_values
+from experiments.analysis.runs import AnalysisError, Arm
 from experiments.job.record import RecordError, open_record
 from locator.result import LocalizationResult
 from metrics.reference import REFERENCE_METRICS, ReferenceError, reference_metrics
@@ -51,6 +51,6 @@ def reference_values(client: MlflowClient, arms: list[Arm], runs: list[Run], ref
             frame = pd.DataFrame.from_dict(rows, orient="index")[list(REFERENCE_METRICS)] if rows else pd.DataFrame()
             if frame.empty:
                 raise AnalysisError(f"{arm.label} and the reference share no task with a saved result")
-            frame["repository"] = task_values(arm).loc[frame.index, "repository"]
+            frame["repository"] = arm.task_values.loc[frame.index, "repository"]
             frames[arm.run_id] = frame.sort_index()
     return frames

@@ -57,7 +57,8 @@ class Arm:
     @cached_property
     def task_values(self) -> pd.DataFrame:
         """One row per completed task (index task_id), repeats reduced by their mean; computed once,
-        since a report reads it per metric and per stage (30 reductions for a 4-arm compare, half its time)."""
+        since a report reads it per metric and per stage (30 reductions for a 4-arm compare, half its time).
+        Read it, never modify it: every reader shares the one frame."""
         return per_task_values(self.per_task)
 
 
@@ -176,14 +177,9 @@ def same_task_set(arms: list[Arm]) -> str:
     return hashes.pop()
 
 
-def task_values(arm: Arm) -> pd.DataFrame:
-    """One row per completed task (index task_id), repeats reduced by their mean (read, never modify: it is the arm's own)."""
-    return arm.task_values
-
-
 def shared_tasks(arms: list[Arm]) -> pd.Index:
     """The tasks every arm completed; refuses when there are none."""
-    frames = [task_values(arm) for arm in arms]
+    frames = [arm.task_values for arm in arms]
     shared = frames[0].index
     for frame in frames[1:]:
         shared = shared.intersection(frame.index)
@@ -196,7 +192,7 @@ def shared_tasks(arms: list[Arm]) -> pd.Index:
 
 def describe_reduction(arms: list[Arm], shared: pd.Index) -> str:
     """What the tables are computed over, said once per report."""
-    values = {arm.label: task_values(arm) for arm in arms}
+    values = {arm.label: arm.task_values for arm in arms}
     dropped = [f"{label} −{len(frame.index.difference(shared))}" for label, frame in values.items()
                if len(frame.index.difference(shared))]
     repeats = sorted({int(r) for frame in values.values() for r in frame.repeats})

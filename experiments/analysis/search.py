@@ -35,7 +35,7 @@ from mlflow.tracking import MlflowClient  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator  # noqa: E402
 
-from experiments.analysis.runs import AnalysisError, load_arm, task_values  # noqa: E402
+from experiments.analysis.runs import AnalysisError, load_arm  # noqa: E402
 from experiments.job.config import compose_config  # noqa: E402
 from experiments.tracking.metric_keys import logged_value, metric_key  # noqa: E402
 from experiments.job.paths import PROJECT_ROOT  # noqa: E402
@@ -162,7 +162,7 @@ def run_trial(client: MlflowClient, experiment_id: str, spec: SearchSpec, values
 
 def measure(client: MlflowClient, run: Run, spec: SearchSpec) -> dict[str, float]:
     """A trial's quality and cost, mean per task on each split (repeats reduced first)."""
-    tasks = task_values(load_arm(client, run))
+    tasks = load_arm(client, run).task_values
     if "split" not in tasks:
         raise SearchError(f"run {run.info.run_id}: its tasks carry no split; a search chooses on "
                           f"{spec.choose_split!r} and reports on {spec.report_split!r}")

@@ -19,6 +19,7 @@ from metrics import paired
 from metrics.statistics import PERMUTATION_TEST
 from experiments.analysis.runs import AnalysisError, Arm, TableFormat, load_arm, same_task_set, table_text
 from experiments.job.paths import PROJECT_ROOT
+from experiments.tracking.metric_keys import metric_key
 from locator.task import SubjectIdentity, Task
 from tests.conftest import write_tree
 from tests.experiments.cli import Workspace
@@ -75,6 +76,9 @@ def test_compare_paired_report(store, capsys):
     out = capsys.readouterr().out
     table = pd.read_csv(next((store.root / "report").glob("compare_*.csv")), index_col=0)
     assert table.loc["file_precision", "n"] == 4 and table.loc["file_precision", "clusters"] == 2
+    for column, job in (("mean_base", bm25), ("mean_other", two_phase)):  # each arm's own tasks, as its job logged them
+        for metric in ("file_precision", "line_recall", "input_tokens"):
+            assert table.loc[metric, column] == pytest.approx(job.data.metrics[metric_key(metric)]), (column, metric)
     assert set(table["test"].dropna()) <= {PERMUTATION_TEST, paired.UNTESTED}
     assert "p_holm" in table and "Holm across" in out and "2 repositories are too few" in out
     assert re.search(r"Holm across (\d+) comparisons", out).group(1) == str((table.holm_family == "in").sum())

@@ -78,15 +78,17 @@ def report_on_sweep(client: MlflowClient, experiment: str, parent: Run, out: Pat
     if report is None:
         return "no compare report: its run was not found"
     link_compare_report(client, parent.info.run_id, report)
-    return (f"compare report: {ui}/{run_page(report.info.experiment_id, report.info.run_id)} ({len(jobs)} jobs against "
-            f"job 0, linked from the parent's page; tables in {out})")
+    numbers = [j.data.tags.get(Tag.SWEEP_JOB, "?") for j in jobs]  # a failed job is left out: name the ones compared
+    others = f"job {numbers[1]}" if len(numbers) == 2 else "jobs " + ", ".join(numbers[1:])
+    return (f"compare report: {ui}/{run_page(report.info.experiment_id, report.info.run_id)} ({others} against "
+            f"job {numbers[0]}, linked from the parent's page; tables in {out})")
 
 
 class SweepCompareReport(Callback):
     """Hydra's end of a multirun: the sweep's compare report, linked from its parent."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        if not config.tracking.get("sweep_compare_report"):
+        if not config.tracking.sweep_compare_report:  # a tracking option without it is an error, not a silent "off"
             return
         client = MlflowClient()
         experiment = str(config.tracking.experiment)

@@ -370,7 +370,7 @@ def link_compare_report(client: MlflowClient, parent_id: str, report: Run) -> No
     description = client.get_run(parent_id).data.tags.get(MlflowTag.DESCRIPTION, "")
     head, *rest = [line for line in description.split("\n") if not line.startswith(COMPARE_REPORT_LINE)] or [""]
     link = (f"{COMPARE_REPORT_LINE}: [{report.info.run_name}]({run_page(report.info.experiment_id, report.info.run_id)}): "
-            "every job against job 0 on every metric, paired CIs over repositories, Holm-adjusted, per-task wins and losses.")
+            "every finished job against the first, its baseline, on every metric, paired CIs over repositories, Holm-adjusted, per-task wins and losses.")
     while rest and not rest[0]:  # the blank lines that follow the head, put back around the link
         rest.pop(0)
     client.set_tag(parent_id, MlflowTag.DESCRIPTION, "\n".join([head, "", link, "", *rest]))

@@ -210,6 +210,7 @@ def test_a_sweep_gets_a_parent_run_with_its_jobs_as_children(ws):
     assert link.startswith("**Compare report**: [compare · ") and \
         f"(#/experiments/{report.info.experiment_id}/runs/{report.info.run_id}?workflowType=machine_learning)" in link
     assert f"compare report: http://127.0.0.1:5000/#/experiments/{report.info.experiment_id}/runs/{report.info.run_id}" in proc.stdout
+    assert "(jobs 1, 2, 3 against job 0, linked from the parent's page" in proc.stdout  # names the jobs it compared
 
 
 def test_jobs_that_select_the_same_tasks_with_different_settings_are_each_their_own_row(ws):
